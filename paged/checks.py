@@ -1,0 +1,52 @@
+"""Argument checks shared by every call: the contract's TypeError and ValueError rows.
+
+Each check either returns the normalised value or raises before the cache changes.
+"""
+
+import operator
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+def as_int(value: object, what: str) -> int:
+    """An integer (Python or NumPy) as `int`; bool and everything else raise TypeError."""
+    if type(value) is int:
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what} must be an integer, not bool")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {type(value).__name__}") from None
+
+
+def as_size(value: object, what: str) -> int:
+    """A constructor size: an integer of at least 1."""
+    size = as_int(value, what)
+    if size < 1:
+        raise ValueError(f"{what} must be at least 1, got {size}")
+    return size
+
+
+def as_chunk(k: object, v: object, n_kv_heads: int, d_head: int) -> tuple[NDArray[Any], NDArray[Any]]:
+    """k and v as real-valued arrays of one shape [H, T, D] with T >= 1; else TypeError or ValueError."""
+    k_arr = np.asarray(k)
+    v_arr = np.asarray(v)
+    for name, arr in (("k", k_arr), ("v", v_arr)):
+        kind = arr.dtype.kind
+        if kind not in "iuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+        if arr.ndim != 3:
+            raise ValueError(f"{name} must be 3-D [n_kv_heads, T, d_head], got shape {arr.shape}")
+    if k_arr.shape != v_arr.shape:
+        raise ValueError(f"k and v shapes differ: {k_arr.shape} != {v_arr.shape}")
+    heads, tokens, dims = k_arr.shape
+    if heads != n_kv_heads or dims != d_head:
+        raise ValueError(
+            f"k and v must be [{n_kv_heads}, T, {d_head}] for this cache, got {k_arr.shape}"
+        )
+    if tokens == 0:
+        raise ValueError("an append needs at least one position (T = 0)")
+    return k_arr, v_arr
