@@ -1,0 +1,17 @@
+"""s09: free releases the first block of the table and leaks the rest."""
+
+from . import Edit, Mutant
+
+MUTANT = Mutant(
+    id="s09",
+    title="Releasing only the first block",
+    symptom="leaks all but one block per request",
+    caught_by=("test_free_restores_the_pool",),
+    edits=(
+        Edit(
+            "paged/cache.py",
+            "        for block in seq.table:\n            self._alloc.decref(block)\n",
+            "        for block in seq.table[:1]:\n            self._alloc.decref(block)\n",
+        ),
+    ),
+)
