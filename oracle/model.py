@@ -54,7 +54,8 @@ class ModelKVCache:
         return sum(table.count(block) for table in self.tables.values())
 
     def free_blocks(self) -> list[int]:
-        return [b for b in range(self.num_blocks) if self.holders(b) == 0]
+        held = {b for table in self.tables.values() for b in table}
+        return [b for b in range(self.num_blocks) if b not in held]
 
     # -- checks ---------------------------------------------------------------------------
 
