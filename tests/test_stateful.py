@@ -1,0 +1,552 @@
+"""Model-based verification: Hypothesis rule-based machines against the dictionary-of-lists oracle.
+
+Each machine drives the implementation under test (`harness.impl().PagedKVCache`) and
+`oracle.ModelKVCache` side by side with the same calls. Every call is made on the model
+first: if the model raises, the implementation must raise the corresponding type and
+change nothing observable; if it succeeds, so must the implementation. After every
+step the invariant compares stats, free counts, every live table (ids included), every
+length and every live sequence's gathered K and V, bit for bit, and checks that what the
+cache hands out is never a view of its own memory.
+
+Rule arguments are small and printable (a seed, a dtype name, a token count), and every
+chunk is built from them inside the rule, so the steps Hypothesis prints for a failure
+are a script that replays it. Layer arguments are taken modulo the drawn number of
+layers (the note printed with each append shows the call actually made).
+
+`CacheMachine` covers add, fork, append (one layer, chunks of 1 to more than two blocks
+at any offset), whole forward steps, free, OutOfBlocks at exactly one block short and
+appends that run out on their own. `FaultMachine` adds every fault of the contract's
+error table at any state. Teardown frees everything, checks that every block came back,
+closes, and checks that every call after close raises ValueError.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+from hypothesis import note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    consumes,
+    initialize,
+    invariant,
+    multiple,
+    rule,
+)
+
+import harness
+from oracle import ModelKVCache
+from oracle import OutOfBlocks as ModelOutOfBlocks
+
+pytestmark = pytest.mark.stateful
+
+# -- chunks ---------------------------------------------------------------------------------
+
+INPUT_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16")
+
+# Values whose float16 rounding is a trap: ties to even (1 + 2^-11), just above a tie (only
+# right if float64 is rounded once, not through float32), subnormals and underflow, the
+# largest finite value and values that round down onto it, negative zero, integers above 2048.
+TRICKY = np.array(
+    [
+        1 + 2**-12, 1 + 2**-11, 1 + 3 * 2**-11, 1 + 2**-11 + 2**-30, 2049.0, 4097.0, 65504.0, 65519.0,
+        2.0**-24, 2.0**-25, 3 * 2.0**-26, 2.0**-14 - 2.0**-25, -0.0, 0.1, 1 / 3, 1e-8, 1024.75, 7.0,
+    ],
+    dtype=np.float64,
+)
+TRICKY_INTS = np.array([2049, 2051, 4097, -4097, 65503, 65504, -65504, 32767, -32768, 255, 127, -128, 0, 1])
+
+
+def make_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, tricky: bool) -> np.ndarray:
+    """One array of `dtype`, reproducible from the generator's state; every value fits float16's range."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        if tricky:
+            vals = rng.choice(TRICKY, size=shape) * rng.choice([1.0, -1.0], size=shape)
+        else:
+            vals = rng.standard_normal(shape) * float(rng.choice([1e-3, 1.0, 300.0]))
+        return vals.astype(dt)
+    info = np.iinfo(dt)
+    lo, hi = max(int(info.min), -65504), min(int(info.max), 65504)
+    if tricky:
+        pool = TRICKY_INTS[(TRICKY_INTS >= lo) & (TRICKY_INTS <= hi)]
+        return rng.choice(pool, size=shape).astype(dt)
+    return rng.integers(lo, hi, size=shape, endpoint=True).astype(dt)
+
+
+def make_chunk(heads: int, tokens: int, dims: int, seed: int, dtype: str, tricky: bool) -> tuple[np.ndarray, np.ndarray]:
+    """k and v `[heads, tokens, dims]` of `dtype`, different from each other, built from the seed."""
+    rng = np.random.default_rng(seed)
+    shape = (heads, tokens, dims)
+    return make_values(rng, shape, dtype, tricky), make_values(rng, shape, dtype, tricky)
+
+
+# -- the model's arithmetic for sizing appends -------------------------------------------------------
+
+
+def blocks_needed(model: ModelKVCache, seq: int, layer: int, tokens: int) -> int:
+    """How many blocks (copies of shared blocks plus new ones) appending `tokens` would take."""
+    table = model.tables[seq]
+    bs = model.block_size
+    start = model.seq_len(seq, layer)
+    first, last = start // bs, (start + tokens - 1) // bs
+    copies = sum(1 for i in range(first, min(last + 1, len(table))) if model.holders(table[i]) > 1)
+    return copies + max(0, last + 1 - len(table))
+
+
+def tokens_needing(model: ModelKVCache, seq: int, layer: int, blocks: int, longest: bool) -> int | None:
+    """The fewest (or most) tokens whose append needs exactly `blocks` blocks; None if none does."""
+    bs = model.block_size
+    limit = (len(model.tables[seq]) + blocks + 2) * bs
+    found = None
+    for t in range(1, limit + 1):
+        n = blocks_needed(model, seq, layer, t)
+        if n == blocks:
+            found = t
+            if not longest:
+                return t
+        elif n > blocks:
+            break
+    return found
+
+
+# -- geometry ---------------------------------------------------------------------------------------
+
+GEOMETRY = st.fixed_dictionaries(
+    {
+        "num_blocks": st.one_of(st.just(1), st.integers(1, 4), st.integers(1, 12)),
+        "block_size": st.one_of(st.just(1), st.integers(1, 4)),
+        "n_layers": st.integers(1, 3),
+        "n_kv_heads": st.integers(1, 2),
+        "d_head": st.integers(1, 3),
+    }
+)
+
+SEQ_IDS = st.integers(0, 7)  # ids 8 and above are never added
+LAYERS = st.integers(0, 2)  # taken modulo n_layers
+TOKENS = st.one_of(st.integers(1, 3), st.integers(1, 13))
+SEEDS = st.integers(0, 2**16)
+DTYPES = st.sampled_from(INPUT_DTYPES)
+
+
+def step(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark the machine unhealthy while a rule or invariant runs, so teardown skips its checks after a failure."""
+
+    @functools.wraps(method)
+    def wrapper(self: "CacheMachine", *args: Any, **kwargs: Any) -> Any:
+        self.healthy = False
+        result = method(self, *args, **kwargs)
+        self.healthy = True
+        return result
+
+    return wrapper
+
+
+seqs = Bundle("seqs")  # live sequence ids: add_seq and fork put them in, free takes them out
+
+
+class CacheMachine(RuleBasedStateMachine):
+    """The implementation and the oracle, driven with the same valid calls."""
+
+    seqs = seqs
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cache: Any = None
+        self.model: ModelKVCache | None = None
+        self.healthy = True
+        self.touched: set[int] = set()
+        self.freed: set[int] = set()
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    @property
+    def live(self) -> list[int]:
+        assert self.model is not None
+        return sorted(self.model.tables)
+
+    def snap(self) -> dict[str, Any]:
+        assert self.model is not None
+        return harness.snapshot(self.cache, self.live, self.model.n_layers)
+
+    def call(self, name: str, *args: Any, pinned: type[BaseException] | None = None) -> Any:
+        """Make the call on the model, then on the cache; an error must be the same kind and change nothing.
+
+        With `pinned`, the model must raise that type (the contract's row for the fault).
+        Returns the cache's result, or the model's exception.
+        """
+        try:
+            want = getattr(self.model, name)(*args)
+        except Exception as exc:  # noqa: BLE001 - every model error is matched below
+            if pinned is not None:
+                assert isinstance(exc, pinned), f"model raised {type(exc).__name__} for {name}{args!r}, contract says {pinned.__name__}"
+            before = self.snap()
+            expected = harness.expected_error(exc)
+            with pytest.raises(expected):
+                getattr(self.cache, name)(*args)
+            after = self.snap()
+            assert after == before, f"failed {name} changed the cache"
+            return exc
+        assert pinned is None, f"model accepted {name}{args!r}; contract says {pinned.__name__}"
+        got = getattr(self.cache, name)(*args)
+        if name in ("seq_len",):
+            assert got == want
+        return got
+
+    def layer(self, layer: int) -> int:
+        assert self.model is not None
+        return layer % self.model.n_layers
+
+    def chunk(self, tokens: int, seed: int, dtype: str, tricky: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        assert self.model is not None
+        return make_chunk(self.model.n_kv_heads, tokens, self.model.d_head, seed, dtype, tricky)
+
+    def append(self, seq: int, layer: int, k: np.ndarray, v: np.ndarray) -> BaseException | None:
+        """One append on both; returns the model's error if it ran out (the cache must have too)."""
+        assert self.model is not None
+        note(f"cache.append({seq}, {layer}, k, v)  # k, v: {k.dtype} {list(k.shape)}, free {self.model.num_free_blocks()}")
+        self.touched.add(int(seq))
+        held = {}
+        if seq in self.model.tables and 0 <= layer < self.model.n_layers:
+            held = {"gather": self.cache.gather(seq, layer)}
+            held["copy"] = tuple(a.copy() for a in held["gather"])
+        k_in, v_in = k.copy(), v.copy()
+        result = self.call("append", seq, layer, k, v)
+        assert np.array_equal(k, k_in) and np.array_equal(v, v_in), "append changed its inputs"
+        if held:
+            for got, kept in zip(held["gather"], held["copy"]):
+                assert harness.same_bits(got, kept), "a later append changed an array gather returned earlier"
+        return result if isinstance(result, BaseException) else None
+
+    # -- set-up -------------------------------------------------------------------------------------
+
+    @initialize(geometry=GEOMETRY)
+    @step
+    def new_cache(self, geometry: dict[str, int]) -> None:
+        module = harness.impl()
+        assert issubclass(module.OutOfBlocks, RuntimeError)
+        g = geometry
+        self.model = ModelKVCache(g["num_blocks"], g["block_size"], g["n_layers"], g["n_kv_heads"], g["d_head"])
+        self.cache = module.PagedKVCache(g["num_blocks"], g["block_size"], g["n_layers"], g["n_kv_heads"], g["d_head"])
+
+    # -- sequences ----------------------------------------------------------------------------------
+
+    @rule(target=seqs, seq=SEQ_IDS)
+    @step
+    def add_seq(self, seq: int) -> Any:
+        """A new sequence; an id that is live must be refused with ValueError."""
+        assert self.model is not None
+        if seq in self.model.tables:
+            self.call("add_seq", seq, pinned=ValueError)
+            return multiple()
+        self.call("add_seq", seq)
+        self.touched.add(seq)
+        return seq
+
+    @rule(target=seqs, parent=seqs, child=SEQ_IDS)
+    @step
+    def fork(self, parent: int, child: int) -> Any:
+        """The child shares every block; a live child id (the parent's own included) is refused."""
+        assert self.model is not None
+        if child in self.model.tables:
+            self.call("fork", parent, child, pinned=ValueError)
+            return multiple()
+        before = self.cache.stats()
+        self.call("fork", parent, child)
+        assert self.cache.stats() == before, "fork allocated or released blocks"
+        self.touched.update((parent, child))
+        return child
+
+    @rule(seq=consumes(seqs))
+    @step
+    def free(self, seq: int) -> None:
+        self.call("free", seq)
+        self.freed.add(seq)
+
+    # -- data -----------------------------------------------------------------------------------------
+
+    @rule(seq=seqs, layer=LAYERS, tokens=TOKENS, seed=SEEDS, dtype=DTYPES, tricky=st.booleans(), numpy_ints=st.booleans())
+    @step
+    def append_chunk(self, seq: int, layer: int, tokens: int, seed: int, dtype: str, tricky: bool, numpy_ints: bool) -> None:
+        """One layer, 1 to more than two blocks, from wherever that layer's length is; may run out.
+
+        With `numpy_ints`, the id and layer are passed as NumPy integers (which are integers).
+        """
+        k, v = self.chunk(tokens, seed, dtype, tricky)
+        li = self.layer(layer)
+        if numpy_ints:
+            self.append(np.int64(seq), np.int32(li), k, v)  # type: ignore[arg-type]
+        else:
+            self.append(seq, li, k, v)
+
+    @rule(seq=seqs, tokens=st.integers(1, 3), seed=SEEDS, dtype=DTYPES, layers=st.integers(1, 3))
+    @step
+    def forward_step(self, seq: int, tokens: int, seed: int, dtype: str, layers: int) -> None:
+        """A forward pass: each layer in order gets its chunk (the first `layers` of them; all when it is >= n_layers).
+
+        Stops at the first layer that runs out, as a scheduler would, leaving layers at different lengths.
+        """
+        assert self.model is not None
+        for li in range(min(layers, self.model.n_layers)):
+            k, v = self.chunk(tokens, seed + li, dtype)
+            if self.append(seq, li, k, v) is not None:
+                break
+
+    @rule(seq=seqs, layer=LAYERS, longest=st.booleans(), seed=SEEDS, dtype=DTYPES)
+    @step
+    def append_one_block_too_many(self, seq: int, layer: int, longest: bool, seed: int, dtype: str) -> None:
+        """An append sized (by the model, copies on write counted) to need exactly one block more than is free."""
+        assert self.model is not None
+        li = self.layer(layer)
+        free = self.model.num_free_blocks()
+        tokens = tokens_needing(self.model, seq, li, free + 1, longest)
+        assert tokens is not None  # needs grow by at most one per block touched, from at most one
+        k, v = self.chunk(tokens, seed, dtype)
+        error = self.append(seq, li, k, v)
+        assert isinstance(error, ModelOutOfBlocks), f"the model did not run out: {error!r}"
+
+    @rule(seq=seqs, layer=LAYERS, longest=st.booleans(), seed=SEEDS, dtype=DTYPES)
+    @step
+    def append_to_fill_the_pool(self, seq: int, layer: int, longest: bool, seed: int, dtype: str) -> None:
+        """An append that needs exactly every free block (or, if none fits, one token, which runs out)."""
+        assert self.model is not None
+        li = self.layer(layer)
+        free = self.model.num_free_blocks()
+        tokens = tokens_needing(self.model, seq, li, free, longest) or 1
+        k, v = self.chunk(tokens, seed, dtype)
+        self.append(seq, li, k, v)
+
+    # -- reads ------------------------------------------------------------------------------------------
+
+    @rule(seq=seqs, layer=LAYERS)
+    @step
+    def read_back(self, seq: int, layer: int) -> None:
+        """gather, seq_len (with and without the default layer) and block_table agree with the model."""
+        li = self.layer(layer)
+        self.touched.add(seq)
+        length = self.call("seq_len", seq, li)
+        if li == 0:
+            assert self.call("seq_len", seq) == length
+        got, want = self.cache.gather(seq, li), self.model.gather(seq, li)  # type: ignore[union-attr]
+        for g, w in zip(got, want):
+            assert harness.same_bits(g, w)
+
+    # -- invariants ---------------------------------------------------------------------------------------
+
+    @invariant()
+    @step
+    def matches_model(self) -> None:
+        assert self.model is not None
+        stats = self.cache.stats()
+        assert set(stats) >= {"free", "used", "cached", "evictions"}
+        assert all(type(stats[key]) is int for key in ("free", "used", "cached", "evictions"))
+        assert stats["free"] + stats["used"] == self.model.num_blocks
+        assert stats["cached"] == 0 and stats["evictions"] == 0
+        harness.assert_matches_model(self.cache, self.model, seqs=self.live)
+        self.check_not_views(sorted(self.touched & set(self.model.tables)))
+        self.touched.clear()
+
+    def check_not_views(self, seqs: list[int]) -> None:
+        """Scribbling on what gather and block_table returned changes nothing in the cache."""
+        assert self.model is not None
+        for s in seqs:
+            table = self.cache.block_table(s)
+            if table.size:
+                table[...] = -7
+            assert self.cache.block_table(s).tolist() == self.model.block_table(s).tolist(), "block_table is a view"
+            for li in range(self.model.n_layers):
+                k, v = self.cache.gather(s, li)
+                k2, v2 = self.cache.gather(s, li)
+                assert not np.shares_memory(k, k2) and not np.shares_memory(v, v2) and not np.shares_memory(k, v)
+                if k.size:
+                    k[...] = 3.0
+                    v[...] = -5.0
+                want_k, want_v = self.model.gather(s, li)
+                got_k, got_v = self.cache.gather(s, li)
+                assert harness.same_bits(got_k, want_k) and harness.same_bits(got_v, want_v), "gather returned a view"
+
+    # -- teardown -------------------------------------------------------------------------------------
+
+    def teardown(self) -> None:
+        if self.cache is None:
+            return
+        if not self.healthy:  # a step failed; that failure is the report, not what teardown would find
+            self.cache.close()
+            return
+        assert self.model is not None
+        for s in self.live:
+            self.call("free", s)
+        stats = self.cache.stats()
+        assert stats["free"] == self.model.num_blocks and stats["used"] == 0, f"blocks did not all come back: {stats}"
+        assert self.cache.num_free_blocks() == self.model.num_blocks
+        self.cache.close()
+        self.cache.close()  # a second close does nothing
+        k, v = self.chunk(1, 0, "float32")
+        after_close = [
+            ("add_seq", (0,)), ("fork", (0, 1)), ("append", (0, 0, k, v)), ("gather", (0, 0)),
+            ("seq_len", (0,)), ("seq_len", (0, 0)), ("block_table", (0,)), ("free", (0,)),
+            ("stats", ()), ("num_free_blocks", ()),
+        ]
+        for name, args in after_close:
+            with pytest.raises(ValueError):
+                getattr(self.cache, name)(*args)
+
+
+# -- faults ------------------------------------------------------------------------------------------
+
+NOT_INTEGERS = st.sampled_from([True, False, 1.0, 0.0, "0", None, 0.5, np.float64(1.0), np.bool_(False)])
+SEQ_CALLS = ("fork_parent", "append", "gather", "seq_len", "block_table", "free")
+CHUNK_FAULTS = {
+    # fault: (exception, description)
+    "k_2d": ValueError,
+    "v_2d": ValueError,
+    "k_4d": ValueError,
+    "both_0d": ValueError,
+    "shapes_differ": ValueError,
+    "wrong_heads": ValueError,
+    "wrong_dims": ValueError,
+    "zero_tokens": ValueError,
+    "k_bool": TypeError,
+    "v_bool": TypeError,
+    "k_complex": TypeError,
+    "v_complex128": TypeError,
+    "k_object": TypeError,
+    "k_str": TypeError,
+    "v_bytes": TypeError,
+}
+
+
+class FaultMachine(CacheMachine):
+    """CacheMachine plus every fault of the contract's error table, at any state; each changes nothing."""
+
+    def seq_call(self, call: str, seq: Any, pinned: type[BaseException]) -> None:
+        assert self.model is not None
+        k, v = self.chunk(1, 0, "float32")
+        new_id = next(i for i in range(8, 100) if i not in self.model.tables)
+        args: dict[str, tuple[str, tuple[Any, ...]]] = {
+            "fork_parent": ("fork", (seq, new_id)),
+            "append": ("append", (seq, 0, k, v)),
+            "gather": ("gather", (seq, 0)),
+            "seq_len": ("seq_len", (seq,)),
+            "block_table": ("block_table", (seq,)),
+            "free": ("free", (seq,)),
+            "add_seq": ("add_seq", (seq,)),
+        }
+        name, call_args = args[call]
+        self.call(name, *call_args, pinned=pinned)
+
+    @rule(call=st.sampled_from(SEQ_CALLS), seq=st.sampled_from([8, 9, -1, 2**31]))
+    @step
+    def never_added_id(self, call: str, seq: int) -> None:
+        self.seq_call(call, seq, KeyError)
+
+    @rule(call=st.sampled_from(SEQ_CALLS), which=st.integers(0, 7))
+    @step
+    def freed_id(self, call: str, which: int) -> None:
+        """The `which`-th (modulo) id that was freed and is not live again; nothing if there is none."""
+        assert self.model is not None
+        dead = sorted(self.freed - set(self.model.tables))
+        if dead:
+            self.seq_call(call, dead[which % len(dead)], KeyError)
+
+    @rule(seq=seqs, child_is_parent=st.booleans(), other=seqs)
+    @step
+    def reused_id(self, seq: int, child_is_parent: bool, other: int) -> None:
+        """add_seq of a live id, and fork into a live child (the parent itself, or another live one)."""
+        self.call("add_seq", seq, pinned=ValueError)
+        self.call("fork", seq, seq if child_is_parent else other, pinned=ValueError)
+
+    @rule(call=st.sampled_from(SEQ_CALLS + ("add_seq", "fork_child")), seq=NOT_INTEGERS)
+    @step
+    def non_integer_id(self, call: str, seq: Any) -> None:
+        assert self.model is not None
+        if call == "fork_child":
+            parents = self.live
+            parent = parents[0] if parents else 0  # no live parent: then the parent's KeyError is what counts
+            self.call("fork", parent, seq, pinned=TypeError if parents else KeyError)
+        else:
+            self.seq_call(call, seq, TypeError)
+
+    @rule(seq=seqs, call=st.sampled_from(("append", "gather", "seq_len")), where=st.sampled_from(("L", "L+1", "-1", "-L", "-L-1", "huge")))
+    @step
+    def layer_out_of_range(self, seq: int, call: str, where: str) -> None:
+        assert self.model is not None
+        n = self.model.n_layers
+        layer = {"L": n, "L+1": n + 1, "-1": -1, "-L": -n, "-L-1": -n - 1, "huge": 2**40}[where]
+        self.layer_call(seq, call, layer, ValueError)
+
+    @rule(seq=seqs, call=st.sampled_from(("append", "gather", "seq_len")), layer=NOT_INTEGERS)
+    @step
+    def non_integer_layer(self, seq: int, call: str, layer: Any) -> None:
+        self.layer_call(seq, call, layer, TypeError)
+
+    def layer_call(self, seq: int, call: str, layer: Any, pinned: type[BaseException]) -> None:
+        if call == "append":
+            k, v = self.chunk(1, 0, "float32")
+            self.call("append", seq, layer, k, v, pinned=pinned)
+        else:
+            self.call(call, seq, layer, pinned=pinned)
+
+    @rule(seq=seqs, layer=LAYERS, fault=st.sampled_from(sorted(CHUNK_FAULTS)), tokens=st.integers(1, 3), seed=SEEDS)
+    @step
+    def bad_chunk(self, seq: int, layer: int, fault: str, tokens: int, seed: int) -> None:
+        """One thing wrong with k or v, everything else right."""
+        assert self.model is not None
+        h, d = self.model.n_kv_heads, self.model.d_head
+        k, v = self.chunk(tokens, seed, "float32")
+        if fault == "k_2d":
+            k = k[0]
+        elif fault == "v_2d":
+            v = v[:, :, 0]
+        elif fault == "k_4d":
+            k = k[None]
+        elif fault == "both_0d":
+            k, v = np.float32(1.0), np.float32(2.0)
+        elif fault == "shapes_differ":
+            v = self.chunk(tokens + 1, seed, "float32")[1]
+        elif fault == "wrong_heads":
+            k, v = make_chunk(h + 1, tokens, d, seed, "float32", False)
+        elif fault == "wrong_dims":
+            k, v = make_chunk(h, tokens, d + 1, seed, "float32", False)
+        elif fault == "zero_tokens":
+            k, v = k[:, :0], v[:, :0]
+        elif fault == "k_bool":
+            k = k > 0
+        elif fault == "v_bool":
+            v = v > 0
+        elif fault == "k_complex":
+            k = k.astype(np.complex64)
+        elif fault == "v_complex128":
+            v = v.astype(np.complex128)
+        elif fault == "k_object":
+            k = k.astype(object)
+        elif fault == "k_str":
+            k = k.astype(str)
+        elif fault == "v_bytes":
+            v = v.astype("S8")
+        note(f"cache.append({seq}, {self.layer(layer)}, k, v)  # {fault}: k {getattr(k, 'dtype', type(k))} {np.shape(k)}, v {np.shape(v)}")
+        self.touched.add(seq)
+        self.call("append", seq, self.layer(layer), k, v, pinned=CHUNK_FAULTS[fault])
+
+    @rule(which=st.integers(0, 4), bad=st.sampled_from([0, -1, 1.0, True, "2", None]))
+    @step
+    def bad_constructor(self, which: int, bad: Any) -> None:
+        """A constructor with one size that is below 1 or not an integer; the cache in use is unaffected."""
+        assert self.model is not None
+        sizes: list[Any] = [self.model.num_blocks, self.model.block_size, self.model.n_layers, self.model.n_kv_heads, self.model.d_head]
+        sizes[which] = bad
+        pinned = ValueError if isinstance(bad, int) and not isinstance(bad, bool) else TypeError
+        with pytest.raises(pinned):
+            ModelKVCache(*sizes)
+        with pytest.raises(pinned):
+            harness.impl().PagedKVCache(*sizes)
+
+
+TestCacheMachine = CacheMachine.TestCase
+TestFaultMachine = FaultMachine.TestCase
