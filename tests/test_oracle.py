@@ -1,0 +1,133 @@
+"""The oracle's own tests, on hand-worked examples: it is trusted for its own reasons, not the cache's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracle import ContiguousKVCache, ModelKVCache, OutOfBlocks, ToyDecoder
+
+pytestmark = pytest.mark.oracle
+
+
+def tok(t: float) -> tuple[np.ndarray, np.ndarray]:
+    k = np.array([[[t + 0.5, -t]]])
+    return k, -k
+
+
+def test_model_follows_the_seed_worked_example() -> None:
+    """Section 3 of the seed, row by row, then the fork and its copy on write."""
+    model = ModelKVCache(4, 2, 1, 1, 2)
+    model.add_seq(0)
+    rows = [(1, [0], 3), (2, [0], 3), (3, [0, 1], 2), (4, [0, 1], 2), (5, [0, 1, 2], 1)]
+    for t, (length, table, free) in enumerate(rows):
+        model.append(0, 0, *tok(t))
+        assert (model.seq_len(0), model.block_table(0).tolist(), model.num_free_blocks()) == (length, table, free)
+    assert model.gather(0, 0)[0][0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5]
+    model.fork(0, 1)
+    assert model.stats() == {"free": 1, "used": 3, "cached": 0, "evictions": 0}
+    assert [model.holders(b) for b in range(4)] == [2, 2, 2, 0]
+    model.append(1, 0, *tok(5))
+    assert model.block_table(1).tolist() == [0, 1, 3] and model.block_table(0).tolist() == [0, 1, 2]
+    assert model.gather(0, 0)[0].shape == (1, 5, 2) and model.gather(1, 0)[0].shape == (1, 6, 2)
+    with pytest.raises(OutOfBlocks):  # seq 0's block 2 is its own, but position 6 of seq 1 needs a new block
+        model.append(1, 0, *tok(6))
+    assert issubclass(OutOfBlocks, RuntimeError)
+
+
+def test_model_allocation_order_by_hand() -> None:
+    model = ModelKVCache(6, 1, 1, 1, 1)
+    one = np.ones((1, 1, 1))
+    for s in range(3):
+        model.add_seq(s)
+        model.append(s, 0, one, one)  # seq s holds block s
+    model.free(1)
+    model.fork(0, 3)
+    model.append(3, 0, np.ones((1, 2, 1)), np.ones((1, 2, 1)))  # index 1 → 1, index 2 → 3
+    assert model.block_table(3).tolist() == [0, 1, 3]
+    model.append(0, 0, one, one)  # position 1 of seq 0: a new block, the lowest free is 4
+    assert model.block_table(0).tolist() == [0, 4]
+    model.free(0)
+    assert model.free_blocks() == [4, 5]
+    model.append(3, 0, one, one)  # position 3: a new block, the lowest free
+    assert model.block_table(3).tolist() == [0, 1, 3, 4]
+
+
+def test_model_copy_on_write_takes_blocks_in_position_order() -> None:
+    model = ModelKVCache(10, 2, 2, 1, 1)
+    model.add_seq(0)
+    model.append(0, 0, np.ones((1, 5, 1)), np.ones((1, 5, 1)))  # [0, 1, 2]
+    model.fork(0, 1)
+    model.append(1, 1, np.ones((1, 7, 1)), np.ones((1, 7, 1)))  # copies of 0, 1, 2 → 3, 4, 5; index 3 → 6
+    assert model.block_table(1).tolist() == [3, 4, 5, 6]
+
+
+def test_model_errors() -> None:
+    model = ModelKVCache(2, 2, 1, 1, 1)
+    model.add_seq(0)
+    one = np.ones((1, 1, 1))
+    with pytest.raises(KeyError):
+        model.append(1, 0, one, one)
+    with pytest.raises(ValueError):
+        model.add_seq(0)
+    with pytest.raises(ValueError):
+        model.append(0, 1, one, one)
+    with pytest.raises(ValueError):
+        model.append(0, 0, np.ones((1, 0, 1)), np.ones((1, 0, 1)))
+    with pytest.raises(TypeError):
+        model.append(0, True, one, one)
+    with pytest.raises(TypeError):
+        model.append(0, 0, one.astype(complex), one)
+    with pytest.raises(OutOfBlocks):
+        model.append(0, 0, np.ones((1, 5, 1)), np.ones((1, 5, 1)))
+    assert model.seq_len(0) == 0 and model.num_free_blocks() == 2
+    with pytest.raises(ValueError):
+        ModelKVCache(0, 1, 1, 1, 1)
+    model.close()
+    with pytest.raises(ValueError):
+        model.stats()
+
+
+def test_contiguous_cache_by_hand() -> None:
+    cache = ContiguousKVCache(4, 2, 1, 2)
+    cache.add_seq(0)
+    for t in range(3):
+        cache.append(0, 0, *tok(t))
+    k, v = cache.gather(0, 0)
+    assert k.dtype == np.float16 and k[0, :, 0].tolist() == [0.5, 1.5, 2.5] and v[0, :, 1].tolist() == [0, 1, 2]
+    assert cache.gather(0, 1)[0].shape == (1, 0, 2)
+    cache.fork(0, 1)
+    cache.append(1, 0, *tok(9))
+    assert cache.seq_len(0) == 3 and cache.seq_len(1) == 4, "a fork is a full, independent copy"
+    assert cache.nbytes() == 2 * 2 * (2 * 1 * 4 * 2 * 2)  # two sequences, K and V, [L, H, max_len, D] float16
+    with pytest.raises(ValueError):
+        cache.append(1, 0, *tok(10))  # past max_len
+    k = np.array([[[1 + 2**-11, 70000.0]]])
+    with np.errstate(over="ignore"):
+        cache.append(0, 1, k, k)
+    assert cache.gather(0, 1)[0].tolist() == [[[1.0, np.inf]]]
+
+
+def test_decoder_is_causal_and_deterministic() -> None:
+    """Feeding a prompt at once or token by token gives the same last logits; the seed fixes the weights."""
+    decoder = ToyDecoder(seed=5)
+    prompt = [1, 2, 3, 4, 5, 6]
+    whole, steps = ContiguousKVCache(16, 2, 2, 8), ContiguousKVCache(16, 2, 2, 8)
+    whole.add_seq(0)
+    steps.add_seq(0)
+    all_at_once = decoder.forward(whole, 0, prompt)
+    one_by_one = np.stack([decoder.forward(steps, 0, [t])[0] for t in prompt])
+    assert all_at_once.shape == (6, 64) and all_at_once.dtype == np.float32
+    np.testing.assert_allclose(all_at_once, one_by_one, rtol=0, atol=1e-5)
+    assert np.isfinite(all_at_once).all()
+    again = ContiguousKVCache(16, 2, 2, 8)
+    again.add_seq(0)
+    np.testing.assert_array_equal(ToyDecoder(seed=5).forward(again, 0, prompt), all_at_once)
+    other = ContiguousKVCache(16, 2, 2, 8)
+    other.add_seq(0)
+    assert not np.allclose(ToyDecoder(seed=6).forward(other, 0, prompt), all_at_once)
+    # the cache's float16 rounding matters: a float32 cache gives close but different logits
+    exact = ContiguousKVCache(16, 2, 2, 8, dtype=np.float32)
+    exact.add_seq(0)
+    f32 = decoder.forward(exact, 0, prompt)
+    assert np.allclose(f32, all_at_once, atol=1e-1) and not np.array_equal(f32, all_at_once)
