@@ -153,3 +153,10 @@ class ModelKVCache:
 
     def close(self) -> None:
         self.closed = True
+
+    def __enter__(self) -> ModelKVCache:
+        self._open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
