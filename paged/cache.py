@@ -36,6 +36,8 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
         n = min(block_size - slot, count)
         out.append((pos // block_size, 1, slot, slot + n, 0))
         pos += n
+        if pos == stop:  # within one block, as every decode step
+            return out
     whole = (stop - pos) // block_size
     if whole:
         out.append((pos // block_size, whole, 0, block_size, pos - start))
@@ -43,6 +45,16 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
     if pos < stop:
         out.append((pos // block_size, 1, 0, stop - pos, pos - start))
     return out
+
+
+def consecutive(table: list[int], first: int, n: int) -> bool:
+    """Whether blocks table[first : first + n] have the ids b, b+1, ..., b+n-1 (always so for n = 1).
+
+    Their positions are then one range of rows of the pool's row view, copied by one plain
+    slice: a fresh pool hands blocks out in order, so a long prefill is such a run.
+    """
+    b = table[first]
+    return n == 1 or table[first : first + n] == list(range(b, b + n))
 
 
 class _Seq:
@@ -68,6 +80,11 @@ class PagedKVCache:
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
         self._k: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
         self._v: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
+        # The same memory per layer as rows `[H, N * B, D]`, row = block * B + slot: positions in
+        # blocks with consecutive ids are consecutive rows, which one slice copies at memcpy speed.
+        rows = (self.n_kv_heads, self.num_blocks * self.block_size, self.d_head)
+        self._k_rows = [layer.reshape(rows) for layer in self._k]
+        self._v_rows = [layer.reshape(rows) for layer in self._v]
         self._alloc = BlockAllocator(self.num_blocks)
         self._seqs: dict[int, _Seq] = {}
         self._closed = False
@@ -79,7 +96,7 @@ class PagedKVCache:
         if self._closed:
             return
         self._closed = True
-        del self._k, self._v
+        del self._k, self._v, self._k_rows, self._v_rows
         self._seqs.clear()
 
     def __enter__(self) -> "PagedKVCache":
@@ -161,12 +178,17 @@ class PagedKVCache:
         k_out = np.empty(shape, dtype=np.float16)
         v_out = np.empty(shape, dtype=np.float16)
         k_pool, v_pool = self._k[li], self._v[li]
+        k_rows, v_rows = self._k_rows[li], self._v_rows[li]
         for first, n, lo, hi, off in segments(0, length, self.block_size):
             width = n * (hi - lo)
             if n == 1:
                 block = seq.table[first]
                 k_out[:, off : off + width] = k_pool[:, block, lo:hi]
                 v_out[:, off : off + width] = v_pool[:, block, lo:hi]
+            elif consecutive(seq.table, first, n):
+                row = seq.table[first] * self.block_size
+                k_out[:, off : off + width] = k_rows[:, row : row + width]
+                v_out[:, off : off + width] = v_rows[:, row : row + width]
             else:
                 blocks = np.array(seq.table[first : first + n], dtype=np.intp)
                 quad = (self.n_kv_heads, n, hi - lo, self.d_head)
@@ -205,14 +227,14 @@ class PagedKVCache:
 
     def _seq(self, seq_id: object) -> _Seq:
         self._check_open()
-        sid = as_int(seq_id, "seq_id")
+        sid = seq_id if type(seq_id) is int else as_int(seq_id, "seq_id")  # skip a call on every append
         try:
             return self._seqs[sid]
         except KeyError:
             raise KeyError(f"sequence {sid} is not live") from None
 
     def _layer(self, layer: object) -> int:
-        li = as_int(layer, "layer")
+        li = layer if type(layer) is int else as_int(layer, "layer")
         if not 0 <= li < self.n_layers:
             raise ValueError(f"layer {li} is outside 0 .. {self.n_layers - 1}")
         return li
@@ -226,15 +248,22 @@ class PagedKVCache:
         return copy
 
     def _write(self, table: list[int], layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:
-        k_pool, v_pool = self._k[layer], self._v[layer]
-        for first, n, lo, hi, off in segments(start, k.shape[1], self.block_size):
+        """Copy k, v `[H, T, D]` to positions start .. start+T-1 of `layer`.
+
+        Positions in one block, or in whole blocks with consecutive ids, are one range of rows:
+        one plain slice copy. Other runs of whole blocks take one fancy-index copy.
+        """
+        bs, tokens = self.block_size, k.shape[1]
+        for first, n, lo, hi, off in segments(start, tokens, bs):
             width = n * (hi - lo)
-            if n == 1:
-                block = table[first]
-                k_pool[:, block, lo:hi] = k[:, off : off + width]
-                v_pool[:, block, lo:hi] = v[:, off : off + width]
+            # A decode step's token is the whole chunk: copy from k, v without slicing them.
+            k_src, v_src = (k, v) if width == tokens else (k[:, off : off + width], v[:, off : off + width])
+            if consecutive(table, first, n):
+                row = table[first] * bs + lo
+                self._k_rows[layer][:, row : row + width] = k_src
+                self._v_rows[layer][:, row : row + width] = v_src
             else:
                 blocks = np.array(table[first : first + n], dtype=np.intp)
                 quad = (self.n_kv_heads, n, hi - lo, self.d_head)
-                k_pool[:, blocks] = k[:, off : off + width].reshape(quad)
-                v_pool[:, blocks] = v[:, off : off + width].reshape(quad)
+                self._k[layer][:, blocks] = k_src.reshape(quad)
+                self._v[layer][:, blocks] = v_src.reshape(quad)

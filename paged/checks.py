@@ -31,22 +31,28 @@ def as_size(value: object, what: str) -> int:
 
 
 def as_chunk(k: object, v: object, n_kv_heads: int, d_head: int) -> tuple[NDArray[Any], NDArray[Any]]:
-    """k and v as real-valued arrays of one shape [H, T, D] with T >= 1; else TypeError or ValueError."""
+    """k and v as real-valued arrays of one shape [H, T, D] with T >= 1; else TypeError or ValueError.
+
+    k is checked before v; written out flat because every append runs these checks.
+    """
     k_arr = np.asarray(k)
     v_arr = np.asarray(v)
-    for name, arr in (("k", k_arr), ("v", v_arr)):
-        kind = arr.dtype.kind
-        if kind not in "iuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-        if arr.ndim != 3:
-            raise ValueError(f"{name} must be 3-D [n_kv_heads, T, d_head], got shape {arr.shape}")
-    if k_arr.shape != v_arr.shape:
-        raise ValueError(f"k and v shapes differ: {k_arr.shape} != {v_arr.shape}")
-    heads, tokens, dims = k_arr.shape
+    real_3d(k_arr, "k")
+    real_3d(v_arr, "v")
+    shape = k_arr.shape
+    if shape != v_arr.shape:
+        raise ValueError(f"k and v shapes differ: {shape} != {v_arr.shape}")
+    heads, tokens, dims = shape
     if heads != n_kv_heads or dims != d_head:
-        raise ValueError(
-            f"k and v must be [{n_kv_heads}, T, {d_head}] for this cache, got {k_arr.shape}"
-        )
+        raise ValueError(f"k and v must be [{n_kv_heads}, T, {d_head}] for this cache, got {shape}")
     if tokens == 0:
         raise ValueError("an append needs at least one position (T = 0)")
     return k_arr, v_arr
+
+
+def real_3d(arr: NDArray[Any], name: str) -> None:
+    """TypeError unless arr holds real numbers (bool excluded), then ValueError unless it is 3-D."""
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 3:
+        raise ValueError(f"{name} must be 3-D [n_kv_heads, T, d_head], got shape {arr.shape}")

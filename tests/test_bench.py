@@ -1,0 +1,46 @@
+"""The benchmark still runs: `ci/bench --quick --json PATH` reports every key as a finite number.
+
+Never checks a speed: timings on shared machines are noise for a test, the targets are
+judged by reading the full run's table (README, Performance).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+KEYS = (
+    "gather_vs_copy",
+    "prefill_append_vs_contiguous",
+    "decode_append_vs_contiguous",
+    "beam4_time_vs_contiguous",
+    "beam4_memory_vs_contiguous",
+    "memory_utilization_paged",
+    "memory_utilization_contiguous",
+    "decode_scaling_seqs",
+    "decode_scaling_length",
+    "gather_scaling",
+)
+
+
+@pytest.mark.bench
+def test_quick_bench_reports_every_key(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    run = subprocess.run(
+        [sys.executable, str(REPO / "ci" / "bench"), "--quick", "--json", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(out.read_text())
+    for key in KEYS:
+        assert key in report, f"{key} missing from the JSON"
+        value = report[key]
+        assert isinstance(value, (int, float)) and not isinstance(value, bool), (key, value)
+        assert math.isfinite(value), (key, value)
+        assert key in run.stdout, f"{key} missing from the printed table"
