@@ -226,14 +226,18 @@ class CacheMachine(RuleBasedStateMachine):
 
     # -- set-up -------------------------------------------------------------------------------------
 
-    @initialize(geometry=GEOMETRY)
+    @initialize(target=seqs, geometry=GEOMETRY, n_seqs=st.integers(1, 3))
     @step
-    def new_cache(self, geometry: dict[str, int]) -> None:
+    def new_cache(self, geometry: dict[str, int], n_seqs: int) -> Any:
+        """A cache of the drawn geometry, with sequences 0 .. n_seqs-1 added (so every rule has one to work on)."""
         module = harness.impl()
         assert issubclass(module.OutOfBlocks, RuntimeError)
         g = geometry
         self.model = ModelKVCache(g["num_blocks"], g["block_size"], g["n_layers"], g["n_kv_heads"], g["d_head"])
         self.cache = module.PagedKVCache(g["num_blocks"], g["block_size"], g["n_layers"], g["n_kv_heads"], g["d_head"])
+        for s in range(n_seqs):
+            self.call("add_seq", s)
+        return multiple(*range(n_seqs))
 
     # -- sequences ----------------------------------------------------------------------------------
 
