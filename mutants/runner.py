@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 PYTEST_FLAGS = ["-x", "-p", "no:cacheprovider", "-n", "0", "-q", "--no-header", "-p", "_mutant_guard"]
 GUARD_FILE = "_mutant_guard.py"
 GUARD_REPORT = "guard-report.txt"
+FIRST_FAILURE = "first-failure.txt"
 
 # The plugin each run loads (-p _mutant_guard). It proves, inside pytest, that the module
 # under test is the copy's `paged` (the mutated one), not the work tree's or an install's.
@@ -60,6 +61,13 @@ def pytest_sessionstart(session):
             f"mutants: the run imports paged from {got} (impl {impl!r}), expected {want} (impl 'paged')"
         )
     report.write_text(f"OK {got}\\n")
+
+
+def pytest_runtest_logreport(report):
+    # The first test that fails (in setup, call or teardown), by its pytest node id.
+    first = Path(os.environ["MUTANTS_FIRST_FAILURE"])
+    if report.failed and not first.exists():
+        first.write_text(report.nodeid)
 '''
 
 IGNORE = shutil.ignore_patterns(
@@ -118,7 +126,8 @@ def run_pytest(root: Path, pytest_args: list[str], timeout: float | None, extra_
     """Run pytest in the copy at root; return (exit code or None on timeout, output tail, junit path, seconds)."""
     junit = root / "junit.xml"
     report = root / GUARD_REPORT
-    for stale in (junit, report):
+    first = root / FIRST_FAILURE
+    for stale in (junit, report, first):
         stale.unlink(missing_ok=True)
     env = dict(os.environ)
     env.update(
@@ -128,6 +137,7 @@ def run_pytest(root: Path, pytest_args: list[str], timeout: float | None, extra_
         PYTHONDONTWRITEBYTECODE="1",
         MUTANTS_EXPECT_PAGED=str(root / "paged"),
         MUTANTS_GUARD_REPORT=str(report),
+        MUTANTS_FIRST_FAILURE=str(first),
     )
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("CI", None)  # the profile is set explicitly; CI would only pick the ci profile
@@ -154,25 +164,19 @@ def guard_ok(root: Path) -> str | None:
     return None if text.startswith("OK ") else f"guard: {text}"
 
 
-def first_failure(junit: Path) -> str | None:
-    """The node id of the first test that failed or errored, from pytest's JUnit XML."""
+def first_failure(root: Path, junit: Path) -> str | None:
+    """The node id of the first test that failed, as the guard plugin recorded it; None when no
+    test failed. The JUnit XML must agree that some test failed or errored."""
+    recorded = root / FIRST_FAILURE
     if not junit.exists():
         return None
     try:
-        tree = ET.parse(junit)
+        cases = list(ET.parse(junit).iter("testcase"))
     except ET.ParseError:
         return None
-    for case in tree.iter("testcase"):
-        if case.find("failure") is not None or case.find("error") is not None:
-            classname = case.get("classname", "")
-            name = case.get("name", "")
-            file = case.get("file")
-            if file:
-                return f"{file}::{name}"
-            parts = classname.split(".")
-            # classname is a dotted module path (plus class); rebuild a readable node id.
-            return f"{'/'.join(parts)}.py::{name}" if parts and parts[0] else name
-    return None
+    if not any(c.find("failure") is not None or c.find("error") is not None for c in cases):
+        return None
+    return recorded.read_text().strip() if recorded.exists() else None
 
 
 def count_tests(junit: Path) -> int:
@@ -209,7 +213,7 @@ def run_mutant(mutant: Mutant, base: Path, work: Path, pytest_args: list[str], t
     if code == 0:
         return Result(mutant.id, mutant.title, "survived", None, seconds)
     if code == 1:
-        failed = first_failure(junit)
+        failed = first_failure(root, junit)
         if failed:
             return Result(mutant.id, mutant.title, "killed", failed, seconds)
         return Result(mutant.id, mutant.title, "error", None, seconds, f"pytest exit 1 but no failed test\n{tail(out)}")
