@@ -50,13 +50,15 @@ pytestmark = pytest.mark.stateful
 
 INPUT_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16")
 
-# Values whose float16 rounding is a trap: ties to even (1 + 2^-11), just above a tie (only
-# right if float64 is rounded once, not through float32), subnormals and underflow, the
-# largest finite value and values that round down onto it, negative zero, integers above 2048.
+# Values whose float16 rounding is a trap: ties to even (1 + 2^-11), subnormals and underflow,
+# the largest finite value and values that round down onto it, negative zero, integers above
+# 2048; and values just above a tie by less than float32 can hold, which round up only if a
+# float64 is rounded once (through float32 they become the tie and round to even, down).
 TRICKY = np.array(
     [
-        1 + 2**-12, 1 + 2**-11, 1 + 3 * 2**-11, 1 + 2**-11 + 2**-30, 2049.0, 4097.0, 65504.0, 65519.0,
-        2.0**-24, 2.0**-25, 3 * 2.0**-26, 2.0**-14 - 2.0**-25, -0.0, 0.1, 1 / 3, 1e-8, 1024.75, 7.0,
+        1 + 2**-12, 1 + 2**-11, 1 + 3 * 2**-11, 2049.0, 4097.0, 65504.0, 65519.0, 2.0**-24, 2.0**-25,
+        3 * 2.0**-26, 2.0**-14 - 2.0**-25, -0.0, 0.1, 1 / 3, 1e-8, 1024.75, 7.0,
+        1 + 2**-11 + 2**-30, 2049 + 2**-20, 1024.5 + 2**-30, 2.0**-25 + 2.0**-50,  # double-rounding traps
     ],
     dtype=np.float64,
 )
@@ -212,16 +214,17 @@ class CacheMachine(RuleBasedStateMachine):
         assert self.model is not None
         note(f"cache.append({seq}, {layer}, k, v)  # k, v: {k.dtype} {list(k.shape)}, free {self.model.num_free_blocks()}")
         self.touched.add(int(seq))
-        held = {}
+        held: dict[str, Any] = {}
         if seq in self.model.tables and 0 <= layer < self.model.n_layers:
-            held = {"gather": self.cache.gather(seq, layer)}
-            held["copy"] = tuple(a.copy() for a in held["gather"])
+            held = {"gather": self.cache.gather(seq, layer), "table": self.cache.block_table(seq)}
+            held["copies"] = tuple(a.copy() for a in held["gather"]), held["table"].copy()
         k_in, v_in = k.copy(), v.copy()
         result = self.call("append", seq, layer, k, v)
         assert np.array_equal(k, k_in) and np.array_equal(v, v_in), "append changed its inputs"
         if held:
-            for got, kept in zip(held["gather"], held["copy"]):
+            for got, kept in zip(held["gather"], held["copies"][0]):
                 assert harness.same_bits(got, kept), "a later append changed an array gather returned earlier"
+            assert np.array_equal(held["table"], held["copies"][1]), "a later append changed an array block_table returned earlier"
         return result if isinstance(result, BaseException) else None
 
     # -- set-up -------------------------------------------------------------------------------------
@@ -361,6 +364,7 @@ class CacheMachine(RuleBasedStateMachine):
         assert self.model is not None
         for s in seqs:
             table = self.cache.block_table(s)
+            assert not np.shares_memory(table, self.cache.block_table(s)), "block_table returned the same memory twice"
             if table.size:
                 table[...] = -7
             assert self.cache.block_table(s).tolist() == self.model.block_table(s).tolist(), "block_table is a view"
