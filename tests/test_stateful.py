@@ -201,6 +201,13 @@ class CacheMachine(RuleBasedStateMachine):
             assert got == want
         return got
 
+    def touch_with_sharers(self, seq: int) -> None:
+        """Gather `seq` after this step, and every live sequence that shares a block with it now."""
+        assert self.model is not None
+        self.touched.add(seq)
+        blocks = set(self.model.tables.get(seq, ()))
+        self.touched.update(s for s, table in self.model.tables.items() if blocks.intersection(table))
+
     def layer(self, layer: int) -> int:
         assert self.model is not None
         return layer % self.model.n_layers
@@ -213,7 +220,7 @@ class CacheMachine(RuleBasedStateMachine):
         """One append on both; returns the model's error if it ran out (the cache must have too)."""
         assert self.model is not None
         note(f"cache.append({seq}, {layer}, k, v)  # k, v: {k.dtype} {list(k.shape)}, free {self.model.num_free_blocks()}")
-        self.touched.add(int(seq))
+        self.touch_with_sharers(int(seq))
         held: dict[str, Any] = {}
         if seq in self.model.tables and 0 <= layer < self.model.n_layers:
             held = {"gather": self.cache.gather(seq, layer), "table": self.cache.block_table(seq)}
@@ -273,6 +280,7 @@ class CacheMachine(RuleBasedStateMachine):
     @rule(seq=consumes(seqs))
     @step
     def free(self, seq: int) -> None:
+        self.touch_with_sharers(seq)
         self.call("free", seq)
         self.freed.add(seq)
 
@@ -355,8 +363,9 @@ class CacheMachine(RuleBasedStateMachine):
         assert all(type(stats[key]) is int for key in ("free", "used", "cached", "evictions"))
         assert stats["free"] + stats["used"] == self.model.num_blocks
         assert stats["cached"] == 0 and stats["evictions"] == 0
-        harness.assert_matches_model(self.cache, self.model, seqs=self.live)
-        self.check_not_views(sorted(self.touched & set(self.model.tables)))
+        touched = sorted(self.touched & set(self.model.tables))
+        harness.assert_matches_model(self.cache, self.model, seqs=touched)
+        self.check_not_views(touched)
         self.touched.clear()
 
     def check_not_views(self, seqs: list[int]) -> None:
@@ -388,6 +397,7 @@ class CacheMachine(RuleBasedStateMachine):
             self.cache.close()
             return
         assert self.model is not None
+        harness.assert_matches_model(self.cache, self.model)  # every live sequence's gathers, once more
         for s in self.live:
             self.call("free", s)
         stats = self.cache.stats()
