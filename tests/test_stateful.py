@@ -122,7 +122,7 @@ def tokens_needing(model: ModelKVCache, seq: int, layer: int, blocks: int, longe
 
 GEOMETRY = st.fixed_dictionaries(
     {
-        "num_blocks": st.one_of(st.just(1), st.integers(1, 4), st.integers(1, 12)),
+        "num_blocks": st.one_of(st.integers(1, 3), st.integers(4, 16), st.integers(16, 64)),
         "block_size": st.one_of(st.just(1), st.integers(1, 4)),
         "n_layers": st.integers(1, 3),
         "n_kv_heads": st.integers(1, 2),
@@ -130,9 +130,9 @@ GEOMETRY = st.fixed_dictionaries(
     }
 )
 
-SEQ_IDS = st.integers(0, 7)  # ids 8 and above are never added
+SEQ_IDS = st.integers(0, 11)  # ids 12 and above are never added
 LAYERS = st.integers(0, 2)  # taken modulo n_layers
-TOKENS = st.one_of(st.integers(1, 3), st.integers(1, 13))
+TOKENS = st.one_of(st.integers(1, 2), st.integers(1, 4), st.integers(1, 13))
 SEEDS = st.integers(0, 2**16)
 DTYPES = st.sampled_from(INPUT_DTYPES)
 
@@ -300,42 +300,39 @@ class CacheMachine(RuleBasedStateMachine):
         else:
             self.append(seq, li, k, v)
 
-    @rule(seq=seqs, tokens=st.integers(1, 3), seed=SEEDS, dtype=DTYPES, layers=st.integers(1, 3))
+    @rule(seq=seqs, tokens=st.integers(1, 3), seed=SEEDS, dtype=DTYPES, tricky=st.booleans(), layers=st.integers(1, 3))
     @step
-    def forward_step(self, seq: int, tokens: int, seed: int, dtype: str, layers: int) -> None:
+    def forward_step(self, seq: int, tokens: int, seed: int, dtype: str, tricky: bool, layers: int) -> None:
         """A forward pass: each layer in order gets its chunk (the first `layers` of them; all when it is >= n_layers).
 
         Stops at the first layer that runs out, as a scheduler would, leaving layers at different lengths.
         """
         assert self.model is not None
         for li in range(min(layers, self.model.n_layers)):
-            k, v = self.chunk(tokens, seed + li, dtype)
+            k, v = self.chunk(tokens, seed + li, dtype, tricky)
             if self.append(seq, li, k, v) is not None:
                 break
 
-    @rule(seq=seqs, layer=LAYERS, longest=st.booleans(), seed=SEEDS, dtype=DTYPES)
+    @rule(seq=seqs, layer=LAYERS, size=st.sampled_from(["one block too many", "every free block"]), longest=st.booleans(), seed=SEEDS, dtype=DTYPES)
     @step
-    def append_one_block_too_many(self, seq: int, layer: int, longest: bool, seed: int, dtype: str) -> None:
-        """An append sized (by the model, copies on write counted) to need exactly one block more than is free."""
+    def append_sized_to_the_pool(self, seq: int, layer: int, size: str, longest: bool, seed: int, dtype: str) -> None:
+        """An append sized by the model (copies on write counted) to the free blocks: the fewest or most tokens that
+
+        - need exactly one block more than is free: OutOfBlocks, and nothing changes;
+        - need exactly every free block: it fits (if no token count needs exactly that, one token, which runs out).
+        """
         assert self.model is not None
         li = self.layer(layer)
         free = self.model.num_free_blocks()
-        tokens = tokens_needing(self.model, seq, li, free + 1, longest)
-        assert tokens is not None  # needs grow by at most one per block touched, from at most one
+        if size == "one block too many":
+            tokens = tokens_needing(self.model, seq, li, free + 1, longest)
+            assert tokens is not None  # needs grow by at most one per block touched, from at most one
+        else:
+            tokens = tokens_needing(self.model, seq, li, free, longest) or 1
         k, v = self.chunk(tokens, seed, dtype)
         error = self.append(seq, li, k, v)
-        assert isinstance(error, ModelOutOfBlocks), f"the model did not run out: {error!r}"
-
-    @rule(seq=seqs, layer=LAYERS, longest=st.booleans(), seed=SEEDS, dtype=DTYPES)
-    @step
-    def append_to_fill_the_pool(self, seq: int, layer: int, longest: bool, seed: int, dtype: str) -> None:
-        """An append that needs exactly every free block (or, if none fits, one token, which runs out)."""
-        assert self.model is not None
-        li = self.layer(layer)
-        free = self.model.num_free_blocks()
-        tokens = tokens_needing(self.model, seq, li, free, longest) or 1
-        k, v = self.chunk(tokens, seed, dtype)
-        self.append(seq, li, k, v)
+        if size == "one block too many":
+            assert isinstance(error, ModelOutOfBlocks), f"the model did not run out: {error!r}"
 
     # -- reads ------------------------------------------------------------------------------------------
 
@@ -446,7 +443,7 @@ class FaultMachine(CacheMachine):
     def seq_call(self, call: str, seq: Any, pinned: type[BaseException]) -> None:
         assert self.model is not None
         k, v = self.chunk(1, 0, "float32")
-        new_id = next(i for i in range(8, 100) if i not in self.model.tables)
+        new_id = next(i for i in range(12, 100) if i not in self.model.tables)
         args: dict[str, tuple[str, tuple[Any, ...]]] = {
             "fork_parent": ("fork", (seq, new_id)),
             "append": ("append", (seq, 0, k, v)),
@@ -459,7 +456,7 @@ class FaultMachine(CacheMachine):
         name, call_args = args[call]
         self.call(name, *call_args, pinned=pinned)
 
-    @rule(call=st.sampled_from(SEQ_CALLS), seq=st.sampled_from([8, 9, -1, 2**31]))
+    @rule(call=st.sampled_from(SEQ_CALLS), seq=st.sampled_from([12, 13, -1, 2**31]))
     @step
     def never_added_id(self, call: str, seq: int) -> None:
         self.seq_call(call, seq, KeyError)
@@ -566,5 +563,10 @@ class FaultMachine(CacheMachine):
             harness.impl().PagedKVCache(*sizes)
 
 
+# Twice the profile's examples (whichever profile is loaded: ci, dev, thorough or mutation); the machines
+# are the suite's main line of defence and a run of each takes a few seconds under ci.
+_MACHINE_SETTINGS = settings(max_examples=2 * settings().max_examples)
 TestCacheMachine = CacheMachine.TestCase
+TestCacheMachine.settings = _MACHINE_SETTINGS
 TestFaultMachine = FaultMachine.TestCase
+TestFaultMachine.settings = _MACHINE_SETTINGS
