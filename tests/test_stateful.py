@@ -267,6 +267,9 @@ class CacheMachine(RuleBasedStateMachine):
     @step
     def fork(self, parent: int, child: int) -> Any:
         """The child shares every block; a live child id (the parent's own included) is refused."""
+        return self.do_fork(parent, child)
+
+    def do_fork(self, parent: int, child: int) -> Any:
         assert self.model is not None
         if child in self.model.tables:
             self.call("fork", parent, child, pinned=ValueError)
@@ -275,6 +278,18 @@ class CacheMachine(RuleBasedStateMachine):
         self.call("fork", parent, child)
         assert self.cache.stats() == before, "fork allocated or released blocks"
         self.touched.update((parent, child))
+        return child
+
+    @rule(target=seqs, parent=seqs, child=SEQ_IDS, layer=LAYERS, tokens=TOKENS, seed=SEEDS, dtype=DTYPES)
+    @step
+    def fork_and_diverge(self, parent: int, child: int, layer: int, tokens: int, seed: int, dtype: str) -> Any:
+        """Beam search's pattern: fork, then append to the child at once (copy on write of the shared
+        partial block, and new blocks past it, in position order)."""
+        result = self.do_fork(parent, child)
+        if not isinstance(result, int):
+            return result
+        k, v = self.chunk(tokens, seed, dtype)
+        self.append(child, self.layer(layer), k, v)
         return child
 
     @rule(seq=consumes(seqs))
