@@ -53,10 +53,9 @@ def snapshot(cache: Any, seqs: Iterable[int], n_layers: int) -> dict[str, Any]:
     for s in seqs:
         state[f"table {s}"] = cache.block_table(s).tolist()
         for layer in range(n_layers):
-            k, v = cache.gather(s, layer)
             state[f"len {s}/{layer}"] = cache.seq_len(s, layer)
-            state[f"k {s}/{layer}"] = (k.shape, str(k.dtype), k.view(np.uint16).tobytes() if k.dtype == np.float16 else k.tobytes())
-            state[f"v {s}/{layer}"] = (v.shape, str(v.dtype), v.view(np.uint16).tobytes() if v.dtype == np.float16 else v.tobytes())
+            for name, arr in zip("kv", cache.gather(s, layer)):
+                state[f"{name} {s}/{layer}"] = (arr.shape, str(arr.dtype), arr.tobytes())  # the raw bits
     return state
 
 
