@@ -1,0 +1,559 @@
+//! `PagedKVCache`: fixed-size float16 blocks, a block table per sequence, copy on write.
+//!
+//! The behaviour is CONTRACT.md's, call by call, and the checks run in the Python
+//! reference's order (paged/cache.py, paged/checks.py): closed first, then the sequence id,
+//! then the layer, then k and v. Every error is returned before anything changes.
+//!
+//! Values are float16 bit patterns (`u16`): the caller has already rounded them, so the
+//! cache only moves bits, and NaN payloads and -0.0 come back as they went in.
+//!
+//! The public calls take integers as the contract's callers give them (`i64`, negatives
+//! included), so that every contract check lives here and nowhere else.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::allocator::{BlockAllocator, BlockId};
+
+/// A sequence id: the whole `i64` range (ids that differ are different sequences).
+pub type SeqId = i64;
+
+/// The three ways a call can fail; each crosses the wire as its kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheError {
+    /// An append needs more blocks (copies plus new ones) than are free.
+    OutOfBlocks { needed: usize, free: usize },
+    /// A sequence id that is not live: never added, or freed.
+    UnknownSequence(SeqId),
+    /// Reused ids, layers out of range, bad shapes, T = 0, sizes below 1, calls after close.
+    InvalidArgument(String),
+}
+
+impl fmt::Display for CacheError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CacheError::OutOfBlocks { needed, free } => write!(f, "the append needs {needed} blocks, {free} free"),
+            CacheError::UnknownSequence(id) => write!(f, "sequence {id} is not live"),
+            CacheError::InvalidArgument(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for CacheError {}
+
+fn invalid(message: impl Into<String>) -> CacheError {
+    CacheError::InvalidArgument(message.into())
+}
+
+/// k or v as handed to `append`: a shape of any rank (the cache checks that it is
+/// `[H, T, D]`) and its float16 bit patterns in C order (head, position, dimension).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    shape: Vec<usize>,
+    data: Vec<u16>,
+}
+
+impl Chunk {
+    /// `None` unless `data` holds exactly as many values as the shape's product (1 when 0-D).
+    pub fn new(shape: Vec<usize>, data: Vec<u16>) -> Option<Chunk> {
+        let count = shape.iter().try_fold(1usize, |n, &dim| n.checked_mul(dim))?;
+        (count == data.len()).then_some(Chunk { shape, data })
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+}
+
+/// What `gather` returns: K and V, each `[H, len, D]` in C order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gathered {
+    pub len: usize,
+    pub k: Vec<u16>,
+    pub v: Vec<u16>,
+}
+
+/// Block counts; `free + used + cached == num_blocks`. No prefix cache here, so
+/// `cached` and `evictions` stay 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stats {
+    pub free: usize,
+    pub used: usize,
+    pub cached: usize,
+    pub evictions: u64,
+}
+
+/// The memory: one K pool and one V pool of float16 bits, each laid out `[L][N * B][H][D]`.
+///
+/// Row `block * B + slot` of a layer is one position: its H * D values are contiguous, so a
+/// block of one layer is a contiguous `[B][H][D]` slab (vLLM's flash-attention layout) and a
+/// copy on write is one `copy_within` per layer. All index arithmetic is `usize`: a pool of
+/// 257 blocks of 2^24 positions already has row numbers past `u32::MAX`.
+#[derive(Debug)]
+struct Pool {
+    num_blocks: usize,
+    block_size: usize,
+    n_layers: usize,
+    n_kv_heads: usize,
+    d_head: usize,
+    k: Vec<u16>,
+    v: Vec<u16>,
+}
+
+impl Pool {
+    /// The flat position index of slot `slot` of block `block`: its row among a layer's N * B.
+    fn row(&self, block: BlockId, slot: usize) -> usize {
+        block as usize * self.block_size + slot
+    }
+
+    /// Where the D values of `head` at row `row` of `layer` start, in either pool.
+    fn offset(&self, layer: usize, row: usize, head: usize) -> usize {
+        ((layer * self.num_blocks * self.block_size + row) * self.n_kv_heads + head) * self.d_head
+    }
+
+    /// Copy on write: every layer's K and V of block `from` into block `to`.
+    fn copy_block(&mut self, from: BlockId, to: BlockId) {
+        let width = self.block_size * self.n_kv_heads * self.d_head;
+        for layer in 0..self.n_layers {
+            let (src, dst) = (self.offset(layer, self.row(from, 0), 0), self.offset(layer, self.row(to, 0), 0));
+            self.k.copy_within(src..src + width, dst);
+            self.v.copy_within(src..src + width, dst);
+        }
+    }
+
+    /// Store k, v `[H, T, D]` at positions start .. start+T-1 of `layer`; the table already
+    /// holds a private block for every one of them.
+    fn write(&mut self, table: &[BlockId], layer: usize, start: usize, k: &Chunk, v: &Chunk) {
+        let (bs, d, tokens) = (self.block_size, self.d_head, k.shape[1]);
+        for t in 0..tokens {
+            let pos = start + t;
+            let row = self.row(table[pos / bs], pos % bs);
+            for h in 0..self.n_kv_heads {
+                let src = (h * tokens + t) * d;
+                let dst = self.offset(layer, row, h);
+                self.k[dst..dst + d].copy_from_slice(&k.data[src..src + d]);
+                self.v[dst..dst + d].copy_from_slice(&v.data[src..src + d]);
+            }
+        }
+    }
+
+    /// New K and V arrays `[H, len, D]` of positions 0 .. len-1 of `layer`.
+    fn read(&self, table: &[BlockId], layer: usize, len: usize) -> Gathered {
+        let (bs, d) = (self.block_size, self.d_head);
+        let mut k = vec![0u16; self.n_kv_heads * len * d];
+        let mut v = vec![0u16; self.n_kv_heads * len * d];
+        for pos in 0..len {
+            let (block, slot) = (table[pos / bs], pos % bs);
+            let row = self.row(block, slot);
+            for h in 0..self.n_kv_heads {
+                let src = self.offset(layer, row, h);
+                let dst = (h * len + pos) * d;
+                k[dst..dst + d].copy_from_slice(&self.k[src..src + d]);
+                v[dst..dst + d].copy_from_slice(&self.v[src..src + d]);
+            }
+        }
+        Gathered { len, k, v }
+    }
+}
+
+/// A live sequence: its block table (position p is in slot p % B of `table[p / B]`) and one
+/// length per layer. The table holds exactly ceil(max length / B) blocks.
+#[derive(Clone, Debug)]
+struct Seq {
+    table: Vec<BlockId>,
+    lens: Vec<usize>,
+}
+
+/// A paged float16 KV cache; see CONTRACT.md for what every call does.
+#[derive(Debug)]
+pub struct PagedKVCache {
+    pool: Pool,
+    alloc: BlockAllocator,
+    seqs: HashMap<SeqId, Seq>,
+    closed: bool,
+}
+
+impl PagedKVCache {
+    /// A cache of `num_blocks` blocks of `block_size` positions, each holding `n_layers`
+    /// layers of `n_kv_heads` heads of `d_head` float16 values, K and V.
+    ///
+    /// The pools are allocated zeroed (`vec![0; n]`, which the OS maps lazily): a huge,
+    /// mostly unused pool costs address space, not memory.
+    pub fn new(num_blocks: i64, block_size: i64, n_layers: i64, n_kv_heads: i64, d_head: i64) -> Result<Self, CacheError> {
+        let size = |value: i64, what: &str| -> Result<usize, CacheError> {
+            if value < 1 {
+                return Err(invalid(format!("{what} must be at least 1, got {value}")));
+            }
+            usize::try_from(value).map_err(|_| invalid(format!("{what} {value} is too large")))
+        };
+        let sizes = [
+            size(num_blocks, "num_blocks")?,
+            size(block_size, "block_size")?,
+            size(n_layers, "n_layers")?,
+            size(n_kv_heads, "n_kv_heads")?,
+            size(d_head, "d_head")?,
+        ];
+        if sizes[0] - 1 > BlockId::MAX as usize {
+            return Err(invalid(format!("num_blocks {num_blocks}: block ids must fit in {} bits", BlockId::BITS)));
+        }
+        let values = sizes.iter().try_fold(1usize, |n, &s| n.checked_mul(s));
+        let Some(values) = values.filter(|&n| n <= isize::MAX as usize / 2) else {
+            return Err(invalid("the pool is too large to address"));
+        };
+        let [num_blocks, block_size, n_layers, n_kv_heads, d_head] = sizes;
+        let (k, v) = (vec![0u16; values], vec![0u16; values]);
+        Ok(PagedKVCache {
+            pool: Pool { num_blocks, block_size, n_layers, n_kv_heads, d_head, k, v },
+            alloc: BlockAllocator::new(num_blocks),
+            seqs: HashMap::new(),
+            closed: false,
+        })
+    }
+
+    // -- lifecycle -------------------------------------------------------------------------
+
+    /// Release the pools. A second close does nothing; every other call afterwards is
+    /// `InvalidArgument`.
+    pub fn close(&mut self) {
+        self.closed = true;
+        self.pool.k = Vec::new();
+        self.pool.v = Vec::new();
+        self.alloc = BlockAllocator::new(0);
+        self.seqs = HashMap::new();
+    }
+
+    // -- sequences -------------------------------------------------------------------------
+
+    /// Start a new, empty sequence.
+    pub fn add_seq(&mut self, seq_id: SeqId) -> Result<(), CacheError> {
+        self.check_open()?;
+        if self.seqs.contains_key(&seq_id) {
+            return Err(invalid(format!("sequence {seq_id} is already live")));
+        }
+        self.seqs.insert(seq_id, Seq { table: Vec::new(), lens: vec![0; self.pool.n_layers] });
+        Ok(())
+    }
+
+    /// Give `child` the parent's table and lengths; every block gains a holder, none is
+    /// allocated.
+    pub fn fork(&mut self, parent: SeqId, child: SeqId) -> Result<(), CacheError> {
+        let copy = self.live(parent)?.clone();
+        if self.seqs.contains_key(&child) {
+            return Err(invalid(format!("sequence {child} is already live")));
+        }
+        for &block in &copy.table {
+            self.alloc.incref(block);
+        }
+        self.seqs.insert(child, copy);
+        Ok(())
+    }
+
+    /// Drop the sequence; each block whose last holder it was returns to the pool.
+    pub fn free(&mut self, seq_id: SeqId) -> Result<(), CacheError> {
+        self.check_open()?;
+        let seq = self.seqs.remove(&seq_id).ok_or(CacheError::UnknownSequence(seq_id))?;
+        for &block in &seq.table {
+            self.alloc.decref(block);
+        }
+        Ok(())
+    }
+
+    // -- data ------------------------------------------------------------------------------
+
+    /// Store k, v `[H, T, D]` at positions seq_len .. seq_len+T-1 of `layer`.
+    ///
+    /// Checks the arguments, then the capacity (copies plus new blocks) before changing
+    /// anything: it succeeds whole or fails with the cache as it was.
+    pub fn append(&mut self, seq_id: SeqId, layer: i64, k: &Chunk, v: &Chunk) -> Result<(), CacheError> {
+        self.live(seq_id)?;
+        let layer = self.layer(layer)?;
+        let tokens = self.chunk_tokens(k, v)?;
+        let seq = self.seqs.get_mut(&seq_id).expect("checked live above");
+        let (bs, start) = (self.pool.block_size, seq.lens[layer]);
+        // The chunk touches block indices first ..= last of the table.
+        let (first, last) = (start / bs, (start + tokens - 1) / bs);
+
+        // Capacity, up front: a copy of each shared block it touches, a new block for each
+        // index past the end of the table.
+        let shared: Vec<usize> =
+            (first..seq.table.len().min(last + 1)).filter(|&i| self.alloc.is_shared(seq.table[i])).collect();
+        let needed = shared.len() + (last + 1).saturating_sub(seq.table.len());
+        if needed > self.alloc.num_free() {
+            return Err(CacheError::OutOfBlocks { needed, free: self.alloc.num_free() });
+        }
+
+        // Take the blocks in position order: copies (inside the table), then new blocks.
+        for i in shared {
+            let (old, copy) = (seq.table[i], self.alloc.allocate());
+            self.pool.copy_block(old, copy);
+            self.alloc.decref(old);
+            seq.table[i] = copy;
+        }
+        while seq.table.len() <= last {
+            seq.table.push(self.alloc.allocate());
+        }
+        self.pool.write(&seq.table, layer, start, k, v);
+        seq.lens[layer] = start + tokens;
+        Ok(())
+    }
+
+    /// New K and V arrays `[H, seq_len, D]` of the layer (`len` 0 when it has no positions).
+    pub fn gather(&self, seq_id: SeqId, layer: i64) -> Result<Gathered, CacheError> {
+        let seq = self.live(seq_id)?;
+        let layer = self.layer(layer)?;
+        let len = seq.lens[layer];
+        Ok(self.pool.read(&seq.table, layer, len))
+    }
+
+    // -- inspection ------------------------------------------------------------------------
+
+    /// A copy of the sequence's block ids, in position order.
+    pub fn block_table(&self, seq_id: SeqId) -> Result<Vec<BlockId>, CacheError> {
+        Ok(self.live(seq_id)?.table.clone())
+    }
+
+    /// The number of positions `layer` of the sequence holds.
+    pub fn seq_len(&self, seq_id: SeqId, layer: i64) -> Result<usize, CacheError> {
+        let seq = self.live(seq_id)?;
+        Ok(seq.lens[self.layer(layer)?])
+    }
+
+    pub fn stats(&self) -> Result<Stats, CacheError> {
+        self.check_open()?;
+        let free = self.alloc.num_free();
+        Ok(Stats { free, used: self.pool.num_blocks - free, cached: 0, evictions: 0 })
+    }
+
+    /// `stats().free`: the blocks an append can take.
+    pub fn num_free_blocks(&self) -> Result<usize, CacheError> {
+        self.check_open()?;
+        Ok(self.alloc.num_free())
+    }
+
+    // -- checks, in the reference's order ----------------------------------------------------
+
+    fn check_open(&self) -> Result<(), CacheError> {
+        if self.closed {
+            return Err(invalid("the cache is closed"));
+        }
+        Ok(())
+    }
+
+    /// The live sequence `seq_id` (the closed check comes first).
+    fn live(&self, seq_id: SeqId) -> Result<&Seq, CacheError> {
+        self.check_open()?;
+        self.seqs.get(&seq_id).ok_or(CacheError::UnknownSequence(seq_id))
+    }
+
+    /// A layer in 0 .. L-1 (negative layers are out of range too).
+    fn layer(&self, layer: i64) -> Result<usize, CacheError> {
+        let n = self.pool.n_layers;
+        match usize::try_from(layer) {
+            Ok(li) if li < n => Ok(li),
+            _ => Err(invalid(format!("layer {layer} is outside 0 .. {}", n - 1))),
+        }
+    }
+
+    /// T, when k and v are both `[H, T, D]` of this cache with T >= 1; k is checked before v.
+    fn chunk_tokens(&self, k: &Chunk, v: &Chunk) -> Result<usize, CacheError> {
+        for (name, chunk) in [("k", k), ("v", v)] {
+            if chunk.shape.len() != 3 {
+                return Err(invalid(format!("{name} must be 3-D [n_kv_heads, T, d_head], got shape {:?}", chunk.shape)));
+            }
+        }
+        if k.shape != v.shape {
+            return Err(invalid(format!("k and v shapes differ: {:?} != {:?}", k.shape, v.shape)));
+        }
+        let (heads, tokens, dims) = (k.shape[0], k.shape[1], k.shape[2]);
+        if heads != self.pool.n_kv_heads || dims != self.pool.d_head {
+            let (h, d) = (self.pool.n_kv_heads, self.pool.d_head);
+            return Err(invalid(format!("k and v must be [{h}, T, {d}] for this cache, got {:?}", k.shape)));
+        }
+        if tokens == 0 {
+            return Err(invalid("an append needs at least one position (T = 0)"));
+        }
+        Ok(tokens)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chunk of one position `[1, 1, D]` of one head.
+    fn one(values: &[u16]) -> Chunk {
+        Chunk::new(vec![1, 1, values.len()], values.to_vec()).unwrap()
+    }
+
+    /// A chunk `[1, T, 1]` holding the given values.
+    fn column(values: Vec<u16>) -> Chunk {
+        Chunk::new(vec![1, values.len(), 1], values).unwrap()
+    }
+
+    fn counts(c: &PagedKVCache) -> (usize, usize) {
+        let s = c.stats().unwrap();
+        (s.free, s.used)
+    }
+
+    // float16 bits of t + 0.5 and of -t, for t = 0 .. 5: the seed's token t has K = [t + 0.5, -t].
+    const HALF: [u16; 6] = [0x3800, 0x3e00, 0x4100, 0x4300, 0x4480, 0x4580];
+    const NEG: [u16; 6] = [0x8000, 0xbc00, 0xc000, 0xc200, 0xc400, 0xc500];
+
+    fn token(t: usize) -> (Chunk, Chunk) {
+        let k = [HALF[t], NEG[t]];
+        (one(&k), one(&[k[0] ^ 0x8000, k[1] ^ 0x8000])) // V = -K: flip the sign bits
+    }
+
+    #[test]
+    fn the_seeds_worked_example() {
+        // B = 2, one layer, one head, D = 2, a pool of 4.
+        let mut c = PagedKVCache::new(4, 2, 1, 1, 2).unwrap();
+        c.add_seq(0).unwrap();
+        let tables: [&[BlockId]; 5] = [&[0], &[0], &[0, 1], &[0, 1], &[0, 1, 2]];
+        let pool = [(3, 1), (3, 1), (2, 2), (2, 2), (1, 3)];
+        for t in 0..5 {
+            let (k, v) = token(t);
+            c.append(0, 0, &k, &v).unwrap();
+            assert_eq!(c.seq_len(0, 0).unwrap(), t + 1);
+            assert_eq!(c.block_table(0).unwrap(), tables[t]);
+            assert_eq!(counts(&c), pool[t]);
+        }
+        let g = c.gather(0, 0).unwrap();
+        let first_dims: Vec<u16> = g.k.iter().step_by(2).copied().collect();
+        assert_eq!((g.len, &first_dims[..]), (5, &HALF[..5]));
+        assert_eq!(g.v.iter().zip(&g.k).filter(|(v, k)| **v != **k ^ 0x8000).count(), 0);
+
+        // A fork shares b0, b1, b2 and allocates nothing; the child's sixth token goes into
+        // b2 slot 1, so b2 is copied first, to the lowest free block, 3.
+        c.fork(0, 1).unwrap();
+        assert_eq!((c.block_table(1).unwrap(), counts(&c)), (vec![0, 1, 2], (1, 3)));
+        let (k, v) = token(5);
+        c.append(1, 0, &k, &v).unwrap();
+        assert_eq!((c.block_table(1).unwrap(), c.block_table(0).unwrap()), (vec![0, 1, 3], vec![0, 1, 2]));
+        assert_eq!(counts(&c), (0, 4));
+        assert_eq!(c.gather(0, 0).unwrap(), g, "the parent's view is unchanged");
+        let child = c.gather(1, 0).unwrap();
+        assert_eq!((child.len, &child.k[..10], &child.k[10..]), (6, &g.k[..], &[HALF[5], NEG[5]][..]));
+
+        // Freeing both returns every block.
+        c.free(0).unwrap();
+        assert_eq!(counts(&c), (1, 3));
+        c.free(1).unwrap();
+        assert_eq!(counts(&c), (4, 0));
+    }
+
+    #[test]
+    fn layers_keep_their_own_lengths() {
+        let mut c = PagedKVCache::new(4, 2, 2, 1, 1).unwrap();
+        c.add_seq(0).unwrap();
+        c.append(0, 0, &column(vec![1, 2, 3]), &column(vec![4, 5, 6])).unwrap();
+        assert_eq!((c.seq_len(0, 0).unwrap(), c.seq_len(0, 1).unwrap()), (3, 0));
+        assert_eq!(c.gather(0, 1).unwrap(), Gathered { len: 0, k: vec![], v: vec![] });
+        c.append(0, 1, &column(vec![7]), &column(vec![8])).unwrap();
+        assert_eq!(c.block_table(0).unwrap(), vec![0, 1], "the longest layer sizes the table");
+        assert_eq!(c.gather(0, 1).unwrap(), Gathered { len: 1, k: vec![7], v: vec![8] });
+    }
+
+    #[test]
+    fn out_of_blocks_changes_nothing() {
+        let mut c = PagedKVCache::new(2, 1, 1, 1, 1).unwrap();
+        c.add_seq(0).unwrap();
+        c.append(0, 0, &column(vec![1]), &column(vec![1])).unwrap();
+        let err = c.append(0, 0, &column(vec![2, 3]), &column(vec![2, 3])).unwrap_err();
+        assert_eq!(err, CacheError::OutOfBlocks { needed: 2, free: 1 });
+        assert_eq!((c.seq_len(0, 0).unwrap(), c.block_table(0).unwrap(), counts(&c)), (1, vec![0], (1, 1)));
+    }
+
+    #[test]
+    fn errors_come_in_the_references_order() {
+        let mut c = PagedKVCache::new(4, 2, 1, 2, 3).unwrap();
+        c.add_seq(0).unwrap();
+        let good = Chunk::new(vec![2, 1, 3], vec![0; 6]).unwrap();
+        let flat = Chunk::new(vec![6], vec![0; 6]).unwrap();
+        let empty = Chunk::new(vec![2, 0, 3], vec![]).unwrap();
+        let kind = |r: Result<(), CacheError>| match r.unwrap_err() {
+            CacheError::InvalidArgument(m) => m,
+            other => format!("{other:?}"),
+        };
+        assert_eq!(kind(c.append(9, 5, &flat, &flat)), "UnknownSequence(9)", "sequence before layer");
+        assert!(kind(c.append(0, -1, &flat, &flat)).starts_with("layer -1"), "layer before shapes");
+        assert!(kind(c.append(0, 0, &flat, &good)).starts_with("k must be 3-D"));
+        assert!(kind(c.append(0, 0, &good, &flat)).starts_with("v must be 3-D"));
+        assert!(kind(c.append(0, 0, &good, &empty)).starts_with("k and v shapes differ"));
+        assert!(kind(c.append(0, 0, &empty, &empty)).starts_with("an append needs"));
+        assert!(kind(c.add_seq(0)).contains("already live"));
+        assert_eq!(kind(c.fork(7, 0)), "UnknownSequence(7)", "the parent before the child");
+        assert!(kind(c.fork(0, 0)).contains("already live"));
+        assert_eq!(PagedKVCache::new(1, 1, 0, 1, 1).unwrap_err(), invalid("n_layers must be at least 1, got 0"));
+        c.close();
+        c.close();
+        assert_eq!(kind(c.append(9, 5, &flat, &flat)), "the cache is closed", "closed before everything");
+        assert!(c.stats().is_err() && c.num_free_blocks().is_err() && c.block_table(0).is_err());
+    }
+
+    // -- the contract's integer ranges: each test fails if that quantity is narrowed ---------
+
+    #[test]
+    fn a_layer_longer_than_u16() {
+        let n = 70_000;
+        let mut c = PagedKVCache::new(1, n as i64, 1, 1, 1).unwrap();
+        c.add_seq(0).unwrap();
+        let values: Vec<u16> = (0..n).map(|i| i as u16).collect();
+        c.append(0, 0, &column(values.clone()), &column(values.clone())).unwrap();
+        assert_eq!(c.seq_len(0, 0).unwrap(), n);
+        assert_eq!(c.gather(0, 0).unwrap().k, values);
+    }
+
+    #[test]
+    fn block_ids_past_u16() {
+        let n = 65_537;
+        let mut c = PagedKVCache::new(70_000, 1, 1, 1, 1).unwrap();
+        c.add_seq(0).unwrap();
+        let values: Vec<u16> = (0..n).map(|i| (i % 65_521) as u16).collect();
+        c.append(0, 0, &column(values.clone()), &column(values.clone())).unwrap();
+        assert_eq!(c.block_table(0).unwrap(), (0..n as BlockId).collect::<Vec<_>>());
+        assert_eq!(c.gather(0, 0).unwrap().k, values);
+    }
+
+    #[test]
+    fn reference_counts_past_u8() {
+        let mut c = PagedKVCache::new(1, 1, 1, 1, 1).unwrap();
+        c.add_seq(0).unwrap();
+        c.append(0, 0, &column(vec![1]), &column(vec![1])).unwrap();
+        for child in 1..=256 {
+            c.fork(0, child).unwrap(); // 257 holders of block 0
+        }
+        for seq in 0..256 {
+            c.free(seq).unwrap();
+        }
+        assert_eq!(c.num_free_blocks().unwrap(), 0, "sequence 256 still holds the block");
+    }
+
+    #[test]
+    fn flat_position_index_past_u32() {
+        // 257 blocks of 2^24 positions: block 256 starts at row 2^32. 8 GiB of address space
+        // per pool, of which a few pages are touched.
+        let mut c = PagedKVCache::new(257, 1 << 24, 1, 1, 1).unwrap();
+        for s in 0..257 {
+            c.add_seq(s).unwrap();
+            c.append(s, 0, &column(vec![s as u16 + 1]), &column(vec![s as u16 + 1])).unwrap();
+        }
+        assert_eq!(c.block_table(256).unwrap(), vec![256]);
+        for s in [0, 1, 255, 256] {
+            assert_eq!(c.gather(s, 0).unwrap().k, vec![s as u16 + 1]);
+        }
+    }
+
+    #[test]
+    fn sequence_ids_use_all_64_bits() {
+        let mut c = PagedKVCache::new(4, 1, 1, 1, 1).unwrap();
+        let ids = [0, 1 << 32, i64::MIN, i64::MAX];
+        for (i, &s) in ids.iter().enumerate() {
+            c.add_seq(s).unwrap();
+            c.append(s, 0, &column(vec![i as u16]), &column(vec![i as u16])).unwrap();
+        }
+        for (i, &s) in ids.iter().enumerate() {
+            assert_eq!(c.gather(s, 0).unwrap().k, vec![i as u16]);
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! The wire protocol, version 1 (docs/PROTOCOL.md): one request line in, one response line out.
+//!
+//! [`Driver::handle`] is the whole protocol: the stdin/stdout loop (src/bin/driver.rs) and the
+//! transcript replayer (tests/vectors.rs) both call it, so the replayer needs no process.
+//!
+//! Every field is parsed before the cache is called, so a malformed request (`err protocol`)
+//! never changes a cache. The cache's own checks answer everything else, as its error kinds.
+//! This port has no prefix caching: the handshake announces no capability, and the
+//! `prefix_caching` option of `new` and token lists (`add_seq` with tokens, `extend`) are
+//! answered `err protocol`.
+
+use std::panic::{self, AssertUnwindSafe};
+
+use crate::allocator::BlockId;
+use crate::cache::{CacheError, Chunk, PagedKVCache};
+
+/// The implementation's name in the handshake's answer, `ok 1 paged-rust`.
+pub const NAME: &str = "paged-rust";
+
+/// Why a request was not answered `ok`.
+enum Failure {
+    /// The request itself is malformed: `err protocol MESSAGE`.
+    Protocol(String),
+    /// The cache refused the call: `err KIND MESSAGE`.
+    Cache(CacheError),
+}
+
+impl From<CacheError> for Failure {
+    fn from(e: CacheError) -> Self {
+        Failure::Cache(e)
+    }
+}
+
+fn protocol(message: impl Into<String>) -> Failure {
+    Failure::Protocol(message.into())
+}
+
+/// The error kind a cache error crosses the wire as.
+fn kind(e: &CacheError) -> &'static str {
+    match e {
+        CacheError::OutOfBlocks { .. } => "out_of_blocks",
+        CacheError::UnknownSequence(_) => "unknown_sequence",
+        CacheError::InvalidArgument(_) => "invalid_argument",
+    }
+}
+
+/// One driver session: the handshake state and the caches it made, by handle (0, 1, 2, ...).
+#[derive(Debug, Default)]
+pub struct Driver {
+    greeted: bool,
+    /// Closed caches stay here (with their memory released), so their handles stay known.
+    caches: Vec<PagedKVCache>,
+}
+
+impl Driver {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The response line (without its `\n`) to one request line, and whether to quit now.
+    ///
+    /// A panic inside the port is caught and answered `err internal`, so one bad call does
+    /// not end the session (the panic message still goes to stderr).
+    pub fn handle(&mut self, line: &str) -> (String, bool) {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let fields: Vec<&str> = line.split(' ').collect();
+        let response = match panic::catch_unwind(AssertUnwindSafe(|| self.dispatch(&fields))) {
+            Ok(Ok(results)) if results.is_empty() => "ok".to_string(),
+            Ok(Ok(results)) => format!("ok {results}"),
+            Ok(Err(Failure::Protocol(message))) => format!("err protocol {message}"),
+            Ok(Err(Failure::Cache(e))) => format!("err {} {e}", kind(&e)),
+            Err(_) => "err internal the driver panicked (its message is on stderr)".to_string(),
+        };
+        let quit = fields == ["quit"] && response == "ok";
+        (response, quit)
+    }
+
+    /// The results after `ok` (possibly none), or why there are none.
+    fn dispatch(&mut self, fields: &[&str]) -> Result<String, Failure> {
+        let (verb, args) = (fields[0], &fields[1..]);
+        if !self.greeted && verb != "hello" {
+            return Err(protocol("the first request must be: hello 1"));
+        }
+        match (verb, args) {
+            ("hello", [version]) => {
+                if int(version)? != 1 {
+                    return Err(protocol("unsupported version"));
+                }
+                self.greeted = true;
+                Ok(format!("1 {NAME}")) // then the capabilities: none
+            }
+            ("quit", []) => Ok(String::new()),
+            ("new", [n, b, l, h, d]) => {
+                let cache = PagedKVCache::new(int(n)?, int(b)?, int(l)?, int(h)?, int(d)?)?;
+                self.caches.push(cache);
+                Ok((self.caches.len() - 1).to_string())
+            }
+            ("new", [_, _, _, _, _, _]) | ("add_seq", [_, _, _]) | ("extend", [_, _, _]) => {
+                Err(protocol("prefix caching (its option, token lists) is not in this driver"))
+            }
+            ("add_seq", [c, s]) => {
+                self.cache(c)?.add_seq(int(s)?)?;
+                Ok("0".to_string()) // no positions served from a prefix cache
+            }
+            ("fork", [c, p, ch]) => Ok(self.cache(c)?.fork(int(p)?, int(ch)?).map(|()| String::new())?),
+            ("append", [c, s, layer, kshape, vshape, khex, vhex]) => {
+                let (k, v) = (chunk(kshape, khex)?, chunk(vshape, vhex)?);
+                self.cache(c)?.append(int(s)?, int(layer)?, &k, &v)?;
+                Ok(String::new())
+            }
+            ("gather", [c, s, layer]) => {
+                let g = self.cache(c)?.gather(int(s)?, int(layer)?)?;
+                Ok(format!("{} {} {}", g.len, hex(&g.k), hex(&g.v)))
+            }
+            ("seq_len", [c, s, layer]) => Ok(self.cache(c)?.seq_len(int(s)?, int(layer)?)?.to_string()),
+            ("block_table", [c, s]) => Ok(list(&self.cache(c)?.block_table(int(s)?)?)),
+            ("free", [c, s]) => Ok(self.cache(c)?.free(int(s)?).map(|()| String::new())?),
+            ("stats", [c]) => {
+                let s = self.cache(c)?.stats()?;
+                Ok(format!("free={} used={} cached={} evictions={}", s.free, s.used, s.cached, s.evictions))
+            }
+            ("num_free_blocks", [c]) => Ok(self.cache(c)?.num_free_blocks()?.to_string()),
+            ("close", [c]) => {
+                self.cache(c)?.close();
+                Ok(String::new())
+            }
+            _ if VERBS.contains(&verb) => Err(protocol(format!("wrong number of fields for {verb}"))),
+            _ => Err(protocol(format!("unknown request {verb:?}"))),
+        }
+    }
+
+    /// The cache a handle names; a handle `new` never answered is a protocol error.
+    fn cache(&mut self, handle: &str) -> Result<&mut PagedKVCache, Failure> {
+        let h = int(handle)?;
+        usize::try_from(h)
+            .ok()
+            .and_then(|i| self.caches.get_mut(i))
+            .ok_or_else(|| protocol(format!("no cache has handle {h}")))
+    }
+}
+
+const VERBS: [&str; 14] = [
+    "hello", "quit", "new", "add_seq", "fork", "append", "extend", "gather", "seq_len", "block_table", "free",
+    "stats", "num_free_blocks", "close",
+];
+
+// -- fields ------------------------------------------------------------------------------------
+
+/// A decimal integer with an optional leading `-` that fits in an `i64`.
+fn int(text: &str) -> Result<i64, Failure> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(protocol(format!("{text:?} is not a decimal integer")));
+    }
+    text.parse().map_err(|_| protocol(format!("{text} does not fit in 64 bits")))
+}
+
+/// A shape: dimensions joined by `,`; `-` is the 0-D shape.
+fn shape(text: &str) -> Result<Vec<usize>, Failure> {
+    if text == "-" {
+        return Ok(Vec::new());
+    }
+    let dim = |d: &str| usize::try_from(int(d)?).map_err(|_| protocol(format!("shape {text} has a negative dimension")));
+    text.split(',').map(dim).collect()
+}
+
+/// float16 bit patterns, 4 hex digits each, most significant first; `-` is empty.
+fn payload(text: &str) -> Result<Vec<u16>, Failure> {
+    if text == "-" {
+        return Ok(Vec::new());
+    }
+    let value = |quad: &[u8]| quad.iter().try_fold(0u16, |n, &b| Some(n << 4 | (b as char).to_digit(16)? as u16));
+    match text.len() % 4 {
+        0 => text.as_bytes().chunks(4).map(value).collect::<Option<_>>().ok_or_else(|| protocol("payload is not hex")),
+        _ => Err(protocol(format!("payload has {} hex digits, not a multiple of 4", text.len()))),
+    }
+}
+
+/// k or v: its shape, then a payload of exactly as many values as the shape's product.
+fn chunk(shape_text: &str, hex_text: &str) -> Result<Chunk, Failure> {
+    let (dims, data) = (shape(shape_text)?, payload(hex_text)?);
+    let got = data.len();
+    Chunk::new(dims, data).ok_or_else(|| protocol(format!("payload has {got} values, not as many as shape {shape_text}")))
+}
+
+fn hex(values: &[u16]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    if values.is_empty() {
+        return "-".to_string();
+    }
+    let mut out = String::with_capacity(4 * values.len());
+    for &x in values {
+        for shift in [12, 8, 4, 0] {
+            out.push(DIGITS[usize::from(x >> shift & 0xf)] as char);
+        }
+    }
+    out
+}
+
+fn list(ids: &[BlockId]) -> String {
+    if ids.is_empty() {
+        return "-".to_string();
+    }
+    ids.iter().map(|id| id.to_string()).collect::<Vec<_>>().join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Send each `> request`, compare with the `< response` after it, exactly.
+    fn replay(transcript: &str) {
+        let mut driver = Driver::new();
+        let mut lines = transcript.lines().map(str::trim).filter(|l| !l.is_empty());
+        while let Some(request) = lines.next() {
+            let expected = lines.next().and_then(|l| l.strip_prefix("< ")).expect("a response line");
+            let (got, _) = driver.handle(request.strip_prefix("> ").expect("a request line"));
+            assert_eq!(got, expected, "request: {request}");
+        }
+    }
+
+    #[test]
+    fn the_worked_transcript_of_protocol_md() {
+        replay(
+            "> hello 1
+            < ok 1 paged-rust
+            > new 4 2 1 1 2
+            < ok 0
+            > add_seq 0 0
+            < ok 0
+            > append 0 0 0 1,1,2 1,1,2 38000000 b8008000
+            < ok
+            > append 0 0 0 1,1,2 1,1,2 3e00bc00 be003c00
+            < ok
+            > append 0 0 0 1,1,2 1,1,2 4100c000 c1004000
+            < ok
+            > block_table 0 0
+            < ok 0,1
+            > stats 0
+            < ok free=2 used=2 cached=0 evictions=0
+            > gather 0 0 0
+            < ok 3 380000003e00bc004100c000 b8008000be003c00c1004000
+            > fork 0 0 1
+            < ok
+            > append 0 1 0 1,1,2 1,1,2 4300c200 c3004200
+            < ok
+            > block_table 0 1
+            < ok 0,2
+            > seq_len 0 1 0
+            < ok 4
+            > append 0 0 5 1,1,2 1,1,2 4300c200 c3004200
+            < err invalid_argument layer 5 is outside 0 .. 0
+            > gather 0 7 0
+            < err unknown_sequence sequence 7 is not live
+            > append 0 0 0 1,0,2 1,0,2 - -
+            < err invalid_argument an append needs at least one position (T = 0)
+            > new 0 2 1 1 2
+            < err invalid_argument num_blocks must be at least 1, got 0
+            > close 0
+            < ok
+            > stats 0
+            < err invalid_argument the cache is closed
+            > quit
+            < ok",
+        );
+    }
+
+    #[test]
+    fn malformed_requests_are_protocol_errors() {
+        let mut d = Driver::new();
+        let mut ask = |line: &str| d.handle(line).0;
+        assert!(ask("new 4 2 1 1 2").starts_with("err protocol "), "no hello first");
+        assert_eq!(ask("hello 2"), "err protocol unsupported version");
+        assert_eq!(ask("hello 1\r"), "ok 1 paged-rust");
+        for bad in [
+            "new 4 2 1 1",
+            "new 4 2 1 1 2 prefix_caching",
+            "new +4 2 1 1 2",
+            "new 4 2 1 1 9223372036854775808",
+            "stats 0",
+            "frobnicate",
+            "",
+        ] {
+            assert!(ask(bad).starts_with("err protocol "), "{bad:?}");
+        }
+        assert_eq!(ask("new 4 2 1 1 2"), "ok 0");
+        assert_eq!(ask("new 1 1 1 1 -1").split(' ').nth(1), Some("invalid_argument"));
+        assert_eq!(ask("new 1 1 1 1 1"), "ok 1", "a failed new takes no handle");
+        assert_eq!(ask("add_seq 0 -9223372036854775808"), "ok 0");
+        for bad in [
+            "add_seq 0 1 5,6",
+            "extend 0 1 5",
+            "append 0 1 0 1,1,2 1,1,2 3800 b8008000",
+            "append 0 1 0 1,1,2 1,1,2 38000000 b800800g",
+            "append 0 1 0 1,-1,2 1,1,2 - b8008000",
+            "gather 2 0 0",
+            "gather -1 0 0",
+        ] {
+            assert!(ask(bad).starts_with("err protocol "), "{bad:?}");
+        }
+        // Shapes reach the port: a 0-D k, then an unknown sequence, answer the port's kinds.
+        assert!(ask("append 0 -9223372036854775808 0 - 1,1,2 3c00 b8008000").starts_with("err invalid_argument "));
+        assert!(ask("append 0 5 0 - 1,1,2 3c00 b8008000").starts_with("err unknown_sequence "));
+        assert_eq!(ask("gather 0 -9223372036854775808 0"), "ok 0 - -");
+        assert_eq!(ask("block_table 0 -9223372036854775808"), "ok -");
+    }
+}
