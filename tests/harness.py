@@ -1,23 +1,37 @@
 """The harness: which implementation is under test, and how its state is compared with the oracle.
 
-Tests reach the cache only through `impl()` (a module exporting PagedKVCache and
-OutOfBlocks, chosen by `--impl` or PAGED_IMPL) and its public calls, so the same
-suite gates any port. Never reads a private attribute.
+Tests reach the cache only through `impl()` and its public calls, so the same suite gates
+any port. `--impl` (or PAGED_IMPL) names either a Python module exporting PagedKVCache and
+OutOfBlocks, or `exec:CMD`, a driver program in any language speaking docs/PROTOCOL.md,
+wrapped by `wire.client` as such a module. Never reads a private attribute.
+
+With `--transcript PATH`, every call the tests make is recorded as a request line, and the
+first failing test's calls (for a Hypothesis test, those of its last, shrunk example) are
+written to PATH as a transcript with the oracle's answers: `ci/gate --replay PATH` replays it.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from types import ModuleType
+from itertools import count
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
 from typing import Any, Iterable
 
 import numpy as np
 
+import oracle.as_impl
+from assertions import assert_equal, assert_same_bits, same_bits
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
+from wire.client import ExecImpl
+from wire.codec import call_fields
+from wire.server import Dispatcher, capabilities as module_capabilities
+from wire.transcript import Transcript
 
 _impl_name = os.environ.get("PAGED_IMPL") or "paged"
+_exec: dict[str, ExecImpl] = {}
 
 
 def set_impl_name(name: str) -> None:
@@ -25,19 +39,39 @@ def set_impl_name(name: str) -> None:
     _impl_name = name
 
 
-def impl() -> ModuleType:
+def impl_name() -> str:
+    return _impl_name
+
+
+def is_wire() -> bool:
+    """Whether the implementation under test is a driver reached over the wire (`exec:CMD`)."""
+    return _impl_name.startswith("exec:")
+
+
+def impl() -> Any:
     """The module under test; it must export PagedKVCache and OutOfBlocks."""
-    module = importlib.import_module(_impl_name)
-    missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]
-    if missing:
-        raise ImportError(f"implementation module {_impl_name!r} does not export {', '.join(missing)}")
-    return module
+    if is_wire():
+        module: Any = _exec.setdefault(_impl_name, ExecImpl(_impl_name))
+    else:
+        module = importlib.import_module(_impl_name)
+        missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]
+        if missing:
+            raise ImportError(f"implementation module {_impl_name!r} does not export {', '.join(missing)}")
+    return RECORDER.wrap(module) if RECORDER.path else module
 
 
-def same_bits(a: Any, b: Any) -> bool:
-    """Equal shape, dtype float16, and the very same float16 bit patterns (NaN and -0.0 included)."""
-    a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype == np.float16 and a.shape == b.shape and np.array_equal(a.view(np.uint16), b.view(np.uint16))
+def capabilities() -> frozenset[str]:
+    """The optional parts of the contract the implementation has (a driver announces them at hello)."""
+    module = impl()
+    return frozenset(module.capabilities if is_wire() else module_capabilities(module))
+
+
+def stop_drivers() -> None:
+    for driver in _exec.values():
+        driver.stop()
+
+
+# -- comparing ---------------------------------------------------------------------------------
 
 
 def expected_error(model_error: BaseException) -> type[BaseException]:
@@ -61,20 +95,136 @@ def snapshot(cache: Any, seqs: Iterable[int], n_layers: int) -> dict[str, Any]:
 
 def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | None = None) -> None:
     """The cache's stats, free count, every live table and length, and the given sequences' gathers equal the model's."""
-    assert cache.stats() == model.stats(), f"stats {cache.stats()} != model {model.stats()}"
-    assert cache.num_free_blocks() == model.num_free_blocks()
-    assert cache.stats()["free"] + cache.stats()["used"] + cache.stats()["cached"] == model.num_blocks
+    __tracebackhide__ = True
+    assert_equal("stats()", cache.stats(), model.stats(), "stats()")
+    assert_equal("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks(), "num_free_blocks()")
     for s in model.tables:
         table = cache.block_table(s)
-        assert table.dtype == np.int32 and table.ndim == 1, f"block_table({s}) is {table.dtype} {table.shape}"
-        assert table.tolist() == model.block_table(s).tolist(), (
-            f"block_table({s}) = {table.tolist()}, model says {model.block_table(s).tolist()}"
-        )
+        assert_equal(f"block_table({s}).dtype", str(table.dtype), "int32", f"block_table({s})")
+        assert_equal(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), f"block_table({s})")
         for layer in range(model.n_layers):
-            assert cache.seq_len(s, layer) == model.seq_len(s, layer), f"seq_len({s}, {layer})"
+            assert_equal(f"seq_len({s}, {layer})", cache.seq_len(s, layer), model.seq_len(s, layer), f"seq_len({s}, {layer})")
     for s in model.tables if seqs is None else seqs:
         for layer in range(model.n_layers):
             got, want = cache.gather(s, layer), model.gather(s, layer)
             for name, g, w in zip("kv", got, want):
-                assert isinstance(g, np.ndarray) and g.flags.c_contiguous, f"gather({s}, {layer}) {name} not C-contiguous"
-                assert same_bits(g, w), f"gather({s}, {layer}) {name}: got {g.shape} {g.dtype}, model {w.shape}\n{g}\n!=\n{w}"
+                assert isinstance(g, np.ndarray) and g.flags.c_contiguous, f"gather({s}, {layer}) {name} is not a C-contiguous array"
+                assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer})")
+
+
+# -- recording calls as a transcript ---------------------------------------------------------------
+
+CALLS = ("add_seq", "extend", "fork", "append", "gather", "seq_len", "block_table", "free", "stats", "num_free_blocks", "close")
+
+
+class Recorder:
+    """The calls the tests make, as wire requests, since the current example began."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self.calls: list[tuple[int, str, list[str]] | str] = []  # (cache key, verb, fields), or a note
+        self.keys = count()
+        self.wrapped: dict[int, Any] = {}
+        self.written = False
+
+    def reset(self) -> None:
+        self.calls.clear()
+
+    def log(self, key: int, name: str, args: tuple[Any, ...]) -> None:
+        try:
+            self.calls.append((key, name, call_fields(name, *args)))
+        except TypeError:
+            self.calls.append(f"a Python call with no wire form (not sent): {name}{args!r}"[:300])
+
+    def wrap(self, module: Any) -> Any:
+        """A module-like object whose PagedKVCache records every call, then makes it on the real cache."""
+        if id(module) not in self.wrapped:
+            self.wrapped[id(module)] = SimpleNamespace(
+                PagedKVCache=recording_class(module.PagedKVCache, self),
+                OutOfBlocks=module.OutOfBlocks,
+                capabilities=getattr(module, "capabilities", None),
+                __file__=getattr(module, "__file__", "?"),
+                __name__=getattr(module, "__name__", "?"),
+            )
+        return self.wrapped[id(module)]
+
+    def transcript(self, meta: dict[str, str]) -> Transcript:
+        """The recorded requests, each with the oracle's answer (served by the same Dispatcher a driver would use)."""
+        reference = Dispatcher(oracle.as_impl, "oracle")
+        reference.handle("hello 1")
+        handles: dict[int, str] = {}
+        out = Transcript(meta=meta)
+        for call in self.calls:
+            if isinstance(call, str):
+                out.notes.append(call)
+                continue
+            key, name, fields = call
+            if name == "new":
+                request = " ".join(["new", *fields])
+            elif key in handles:
+                request = " ".join([name, handles[key], *fields])
+            else:
+                out.notes.append(f"a call on a cache the oracle refused to make (not sent): {name}")
+                continue
+            response = reference.handle(request)[0]
+            if name == "new" and response.startswith("ok "):
+                handles[key] = response.split(" ")[1]
+            out.steps.append((request, response))
+        return out
+
+
+def recording_class(inner: Any, recorder: Recorder) -> type:
+    class Recorded:
+        def __init__(self, *sizes: Any, prefix_caching: bool = False) -> None:
+            self._key = next(recorder.keys)
+            try:
+                fields = [str(int(s)) if not isinstance(s, bool) else "x" for s in sizes] + (["prefix_caching"] if prefix_caching else [])
+                recorder.calls.append((self._key, "new", fields))
+            except (TypeError, ValueError):
+                recorder.calls.append(f"a Python call with no wire form (not sent): PagedKVCache{sizes!r}")
+            kwargs = {"prefix_caching": True} if prefix_caching else {}
+            self._inner = inner(*sizes, **kwargs)
+
+        def __enter__(self) -> Any:
+            self._inner.__enter__()
+            return self
+
+        def __exit__(self, *exc: Any) -> Any:
+            recorder.log(self._key, "close", ())
+            return self._inner.__exit__(*exc)
+
+    def method(name: str) -> Any:
+        def call(self: Any, *args: Any) -> Any:
+            recorder.log(self._key, name, args)
+            return getattr(self._inner, name)(*args)
+
+        call.__name__ = name
+        return call
+
+    for name in CALLS:
+        setattr(Recorded, name, method(name))
+    Recorded.__name__ = Recorded.__qualname__ = "PagedKVCache"
+    return Recorded
+
+
+RECORDER = Recorder()
+
+
+def begin_example() -> None:
+    """A new example begins (a Hypothesis example, or a test): the transcript starts afresh."""
+    RECORDER.reset()
+
+
+def record_to(path: str | None) -> None:
+    RECORDER.path = Path(path) if path else None
+
+
+def write_failure(nodeid: str, message: str) -> Path | None:
+    """Write the first failing test's recorded calls as a transcript; None when not recording or already written."""
+    if RECORDER.path is None or RECORDER.written:
+        return None
+    RECORDER.written = True
+    first = message.strip().splitlines()[0][:200] if message.strip() else "failed"
+    meta = {"id": "failure", "comment": f"{nodeid}: {first}", "impl": _impl_name}
+    RECORDER.path.write_text(RECORDER.transcript(meta).text(), encoding="ascii", errors="replace")
+    return RECORDER.path

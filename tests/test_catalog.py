@@ -205,7 +205,7 @@ def test_out_of_blocks_changes_nothing(impl: ModuleType) -> None:
 
 
 ok = np.zeros((2, 1, 3), dtype=np.float32)  # a well-formed one-token chunk for test_bad_arguments' cache
-BAD_CALLS: list[tuple[str, type[BaseException], Callable[[Any], object]]] = [
+BAD_CALLS: list[Any] = [
     # KeyError: ids that are not live
     ("append to unknown id", KeyError, lambda c: c.append(99, 0, ok, ok)),
     ("append to freed id", KeyError, lambda c: c.append(3, 0, ok, ok)),
@@ -234,24 +234,24 @@ BAD_CALLS: list[tuple[str, type[BaseException], Callable[[Any], object]]] = [
     ("wrong head dimension", ValueError, lambda c: c.append(0, 0, np.zeros((2, 1, 4)), np.zeros((2, 1, 4)))),
     ("empty chunk T = 0", ValueError, lambda c: c.append(0, 0, np.zeros((2, 0, 3)), np.zeros((2, 0, 3)))),
     # TypeError: non-integers (bool included) and non-real dtypes
-    ("float seq id", TypeError, lambda c: c.append(0.0, 0, ok, ok)),
-    ("str seq id", TypeError, lambda c: c.gather("0", 0)),
-    ("bool seq id", TypeError, lambda c: c.seq_len(True)),
-    ("None seq id for add_seq", TypeError, lambda c: c.add_seq(None)),
-    ("float child id", TypeError, lambda c: c.fork(0, 5.0)),
-    ("bool child id", TypeError, lambda c: c.fork(0, False)),
-    ("float layer", TypeError, lambda c: c.append(0, 0.0, ok, ok)),
-    ("bool layer", TypeError, lambda c: c.gather(0, False)),
-    ("str layer", TypeError, lambda c: c.seq_len(0, "0")),
-    ("bool k", TypeError, lambda c: c.append(0, 0, ok.astype(bool), ok)),
-    ("bool v", TypeError, lambda c: c.append(0, 0, ok, ok.astype(bool))),
-    ("complex k", TypeError, lambda c: c.append(0, 0, ok.astype(np.complex64), ok)),
-    ("object v", TypeError, lambda c: c.append(0, 0, ok, ok.astype(object))),
-    ("string k", TypeError, lambda c: c.append(0, 0, ok.astype(str), ok)),
+    pytest.param("float seq id", TypeError, lambda c: c.append(0.0, 0, ok, ok), marks=pytest.mark.python_surface),
+    pytest.param("str seq id", TypeError, lambda c: c.gather("0", 0), marks=pytest.mark.python_surface),
+    pytest.param("bool seq id", TypeError, lambda c: c.seq_len(True), marks=pytest.mark.python_surface),
+    pytest.param("None seq id for add_seq", TypeError, lambda c: c.add_seq(None), marks=pytest.mark.python_surface),
+    pytest.param("float child id", TypeError, lambda c: c.fork(0, 5.0), marks=pytest.mark.python_surface),
+    pytest.param("bool child id", TypeError, lambda c: c.fork(0, False), marks=pytest.mark.python_surface),
+    pytest.param("float layer", TypeError, lambda c: c.append(0, 0.0, ok, ok), marks=pytest.mark.python_surface),
+    pytest.param("bool layer", TypeError, lambda c: c.gather(0, False), marks=pytest.mark.python_surface),
+    pytest.param("str layer", TypeError, lambda c: c.seq_len(0, "0"), marks=pytest.mark.python_surface),
+    pytest.param("bool k", TypeError, lambda c: c.append(0, 0, ok.astype(bool), ok), marks=pytest.mark.python_surface),
+    pytest.param("bool v", TypeError, lambda c: c.append(0, 0, ok, ok.astype(bool)), marks=pytest.mark.python_surface),
+    pytest.param("complex k", TypeError, lambda c: c.append(0, 0, ok.astype(np.complex64), ok), marks=pytest.mark.python_surface),
+    pytest.param("object v", TypeError, lambda c: c.append(0, 0, ok, ok.astype(object)), marks=pytest.mark.python_surface),
+    pytest.param("string k", TypeError, lambda c: c.append(0, 0, ok.astype(str), ok), marks=pytest.mark.python_surface),
 ]
 
 
-@pytest.mark.parametrize("case, error, call", BAD_CALLS, ids=[c[0] for c in BAD_CALLS])
+@pytest.mark.parametrize("case, error, call", BAD_CALLS, ids=[getattr(c, "values", c)[0] for c in BAD_CALLS])
 def test_bad_arguments(
     impl: ModuleType, case: str, error: type[BaseException], call: Callable[[Any], object]
 ) -> None:
@@ -278,11 +278,11 @@ def test_bad_arguments(
         ((4, 2, 1, 0, 1), ValueError),
         ((4, 2, 1, 1, 0), ValueError),
         ((-1, 2, 1, 1, 1), ValueError),
-        ((4.0, 2, 1, 1, 1), TypeError),
-        ((4, True, 1, 1, 1), TypeError),
-        ((4, 2, "1", 1, 1), TypeError),
-        ((4, 2, 1, None, 1), TypeError),
-        ((4, 2, 1, 1, 1.5), TypeError),
+        pytest.param((4.0, 2, 1, 1, 1), TypeError, marks=pytest.mark.python_surface),
+        pytest.param((4, True, 1, 1, 1), TypeError, marks=pytest.mark.python_surface),
+        pytest.param((4, 2, "1", 1, 1), TypeError, marks=pytest.mark.python_surface),
+        pytest.param((4, 2, 1, None, 1), TypeError, marks=pytest.mark.python_surface),
+        pytest.param((4, 2, 1, 1, 1.5), TypeError, marks=pytest.mark.python_surface),
     ],
 )
 def test_bad_arguments_constructor(impl: ModuleType, sizes: tuple[Any, ...], error: type[BaseException]) -> None:

@@ -31,6 +31,7 @@ def run(caches: tuple[Any, ...], call: str, *args: Any) -> None:
 # -- aliasing ---------------------------------------------------------------------------------
 
 
+@pytest.mark.python_surface
 def test_changing_a_gathered_array_never_changes_the_cache(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(8, 4, 1, 2, 3)
     cache.add_seq(0)
@@ -45,6 +46,7 @@ def test_changing_a_gathered_array_never_changes_the_cache(impl: ModuleType) -> 
     assert again_k.flags.writeable, "gather returns new arrays the caller owns"
 
 
+@pytest.mark.python_surface
 def test_changing_a_returned_table_never_changes_the_cache(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(8, 2, 1, 2, 3)
     cache.add_seq(0)
@@ -59,6 +61,7 @@ def test_changing_a_returned_table_never_changes_the_cache(impl: ModuleType) -> 
     assert cache.block_table(0).tolist() == [0, 1, 2, 3]
 
 
+@pytest.mark.python_surface
 def test_later_writes_never_change_an_earlier_gather(impl: ModuleType) -> None:
     """Appends, copy on write, frees and block reuse after a gather leave the gathered arrays as they were."""
     cache = impl.PagedKVCache(4, 2, 2, 2, 3)
@@ -78,6 +81,7 @@ def test_later_writes_never_change_an_earlier_gather(impl: ModuleType) -> None:
         assert same_bits(got, want)
 
 
+@pytest.mark.python_surface
 def test_appended_arrays_are_copied_not_kept(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(4, 2, 1, 2, 3)
     cache.add_seq(0)
@@ -93,7 +97,7 @@ def test_appended_arrays_are_copied_not_kept(impl: ModuleType) -> None:
 
 # -- close() ------------------------------------------------------------------------------------
 
-AFTER_CLOSE: list[tuple[str, Callable[[Any], object]]] = [
+AFTER_CLOSE: list[Any] = [
     ("add_seq", lambda c: c.add_seq(5)),
     ("fork", lambda c: c.fork(0, 5)),
     ("append", lambda c: c.append(0, 0, np.zeros((2, 1, 3)), np.zeros((2, 1, 3)))),
@@ -103,11 +107,11 @@ AFTER_CLOSE: list[tuple[str, Callable[[Any], object]]] = [
     ("free", lambda c: c.free(0)),
     ("stats", lambda c: c.stats()),
     ("num_free_blocks", lambda c: c.num_free_blocks()),
-    ("with", lambda c: c.__enter__()),
+    pytest.param("with", lambda c: c.__enter__(), marks=pytest.mark.python_surface),
 ]
 
 
-@pytest.mark.parametrize("name, call", AFTER_CLOSE, ids=[n for n, _ in AFTER_CLOSE])
+@pytest.mark.parametrize("name, call", AFTER_CLOSE, ids=[getattr(c, "values", c)[0] for c in AFTER_CLOSE])
 def test_every_call_after_close_raises_value_error(impl: ModuleType, name: str, call: Callable[[Any], object]) -> None:
     cache = impl.PagedKVCache(4, 2, 1, 2, 3)
     cache.add_seq(0)
@@ -120,6 +124,7 @@ def test_every_call_after_close_raises_value_error(impl: ModuleType, name: str, 
         call(cache)
 
 
+@pytest.mark.python_surface
 def test_with_closes_on_exit_even_on_error(impl: ModuleType) -> None:
     with impl.PagedKVCache(4, 2, 1, 2, 3) as cache:
         cache.add_seq(0)
@@ -211,7 +216,10 @@ ROUNDING = np.array(
 )
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8, np.int8])
+@pytest.mark.parametrize(
+    "dtype",
+    [np.float16] + [pytest.param(d, marks=pytest.mark.python_surface) for d in (np.float64, np.float32, np.int64, np.int32, np.uint8, np.int8)],
+)
 def test_values_round_as_the_contiguous_float16_cache_stores_them(impl: ModuleType, dtype: Any) -> None:
     """Any real dtype is rounded to float16 on write, as the contiguous float16 cache rounds it."""
     if np.issubdtype(dtype, np.integer):
@@ -236,6 +244,7 @@ def test_values_round_as_the_contiguous_float16_cache_stores_them(impl: ModuleTy
     assert same_bits(got[0], expected_k)
 
 
+@pytest.mark.python_surface
 def test_numpy_integer_ids_and_layers_are_integers(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(np.int64(4), np.int32(2), np.int16(2), np.uint8(2), np.int64(3))
     cache.add_seq(np.int64(7))

@@ -1,0 +1,54 @@
+"""The suite's one assertion format, in the manner of array-api-tests:
+
+    {what}={got}, but should be {want} [{call}]
+
+where a list or float16 array that differs is reduced to its first differing entry
+(`block_table(0)[2]=5, but should be 3`, or head, position and dimension with both
+values as bits and numbers). Helper frames are hidden from tracebacks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from wire.diff import array_difference, list_difference
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Equal shape, dtype float16, and the very same float16 bit patterns (NaN and -0.0 included)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype == np.float16 and a.shape == b.shape and np.array_equal(a.view(np.uint16), b.view(np.uint16))
+
+
+def differs(got: Any, want: Any) -> str | None:
+    """None when equal; else how (the first differing entry of a list or float16 array)."""
+    if isinstance(got, np.ndarray) or isinstance(want, np.ndarray):
+        return array_difference(got, want)
+    if isinstance(got, list) and isinstance(want, list):
+        return list_difference(got, want)
+    return None if got == want else f"={got!r}, but should be {want!r}"
+
+
+def message(what: str, got: Any, want: Any, call: str) -> str:
+    how = differs(got, want)
+    if how is None:
+        how = f"={got!r}, but should be {want!r}"
+    elif not how.startswith(("=", "[")):
+        how = f" {how}"
+    return f"{what}{how} [{call}]"
+
+
+def assert_equal(what: str, got: Any, want: Any, call: str) -> None:
+    """got == want; else the message names what, both values (or their first difference) and the call."""
+    __tracebackhide__ = True
+    if differs(got, want) is not None:
+        raise AssertionError(message(what, got, want, call))
+
+
+def assert_same_bits(what: str, got: Any, want: Any, call: str) -> None:
+    """Both float16 arrays of one shape with the very same bit patterns (NaN and -0.0 exact)."""
+    __tracebackhide__ = True
+    if not same_bits(got, want):
+        raise AssertionError(message(what, got, want, call))

@@ -1,0 +1,252 @@
+"""The suite's side of the wire: a driver process wrapped as an implementation module.
+
+`ExecImpl("exec:CMD")` has what the suite asks of an implementation module, a
+`PagedKVCache` class and an `OutOfBlocks` exception, but each call is a request line to
+the driver CMD (started once, on first use, with a handshake). Errors come back as the
+contract's exceptions by kind; anything out of protocol, a crash, or no answer within the
+timeout is a DriverError that names the request, so a test fails with a readable reason
+and the suite never hangs.
+
+What a driver is given is float16: arrays of any real dtype are rounded here, as the
+contract's rounding rule says, before they travel (CONTRACT.md "What a conforming port
+is checked on").
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shlex
+import subprocess
+import tempfile
+import time
+import weakref
+from types import TracebackType
+from typing import Any, Iterable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .codec import VERSION, ProtocolError, call_fields, parse_int, parse_list, parse_payload, parse_stats, wire_int
+
+DEFAULT_TIMEOUT = float(os.environ.get("PAGED_DRIVER_TIMEOUT", "20"))
+
+
+class DriverError(Exception):
+    """The driver crashed, hung, or answered out of protocol; not a contract error, so a test fails."""
+
+
+class OutOfBlocks(RuntimeError):
+    """A driver's `err out_of_blocks`."""
+
+
+def shorten(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
+class DriverProcess:
+    """One running driver: send a request line, get its response line, within a timeout."""
+
+    def __init__(self, command: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.command = command
+        self.timeout = timeout
+        self.stderr = tempfile.TemporaryFile()
+        try:
+            self.proc = subprocess.Popen(
+                shlex.split(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, bufsize=0
+            )
+        except OSError as exc:
+            raise DriverError(f"cannot start driver {command!r}: {exc}") from None
+        self.buffer = b""
+        self.dead: str | None = None
+        self.pending_closes: list[int] = []
+        response = self.request(f"hello {VERSION}")
+        fields = response.split(" ")
+        if len(fields) < 3 or fields[0] != "ok" or fields[1] != str(VERSION):
+            self.fail(f"hello {VERSION}", f"answered {shorten(response)!r}, expected 'ok {VERSION} NAME [CAPS...]'")
+        self.name = fields[2]
+        self.capabilities = frozenset(fields[3:])
+
+    def request(self, line: str) -> str:
+        """The driver's response to one request (closes queued by the garbage collector go first)."""
+        while self.pending_closes:
+            handle = self.pending_closes.pop()
+            self.exchange(f"close {handle}")
+        return self.exchange(line)
+
+    def exchange(self, line: str) -> str:
+        if self.dead:
+            raise DriverError(f"driver {self.command!r} is no longer usable ({self.dead}); request {shorten(line)!r} not sent")
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(line.encode("ascii") + b"\n")
+        except (BrokenPipeError, OSError):
+            self.fail(line, "could not be sent: the driver closed its input")
+        return self.read_line(line)
+
+    def read_line(self, line: str) -> str:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + self.timeout
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.fail(line, f"got no answer within {self.timeout:g} s (PAGED_DRIVER_TIMEOUT)")
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    code = self.proc.wait(timeout=5)
+                    self.fail(line, f"got no answer: the driver exited with status {code}")
+                self.buffer += chunk
+        raw, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            return raw.decode("ascii").rstrip("\r")
+        except UnicodeDecodeError:
+            self.fail(line, f"got a response that is not ASCII: {shorten(repr(raw))}")
+            raise  # unreachable: fail raises
+
+    def fail(self, line: str, why: str) -> None:
+        self.dead = why
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.stderr.seek(0)
+        err = self.stderr.read().decode(errors="replace").strip().splitlines()[-12:]
+        tail = ("\n  driver stderr (last lines):\n    " + "\n    ".join(err)) if err else ""
+        raise DriverError(f"driver {self.command!r}: request {shorten(line)!r} {why}{tail}")
+
+    def call(self, line: str, outcome: Any) -> list[str]:
+        """The fields after `ok`; a contract error raised as its exception; anything else a DriverError."""
+        response = self.request(line)
+        head, _, rest = response.partition(" ")
+        if head == "ok":
+            return rest.split(" ") if rest else []
+        if head == "err":
+            kind, _, message = rest.partition(" ")
+            error = {"out_of_blocks": outcome.OutOfBlocks, "unknown_sequence": KeyError, "invalid_argument": ValueError}.get(kind)
+            if error is not None:
+                raise error(message)
+            raise DriverError(f"driver {self.command!r}: request {shorten(line)!r} answered {shorten(response)!r}")
+        self.fail(line, f"answered out of protocol: {shorten(response)!r}")
+        raise AssertionError("unreachable")
+
+    def stop(self) -> None:
+        if self.dead is None and self.proc.poll() is None:
+            try:
+                self.exchange("quit")
+                self.proc.wait(timeout=5)
+            except (DriverError, subprocess.TimeoutExpired):
+                pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.dead = self.dead or "stopped"
+
+
+class ExecImpl:
+    """An implementation module whose PagedKVCache lives in a driver process ("exec:CMD")."""
+
+    wire = True
+
+    def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if not spec.startswith("exec:"):
+            raise ValueError(f"not an exec: implementation: {spec!r}")
+        self.command = spec[len("exec:") :].strip()
+        self.timeout = timeout
+        self.__name__ = spec
+        self.__file__ = f"driver process: {self.command}"
+        self._driver: DriverProcess | None = None
+        self.OutOfBlocks = OutOfBlocks
+        outcome = self
+
+        class PagedKVCache(RemoteKVCache):
+            impl = outcome
+
+        self.PagedKVCache = PagedKVCache
+
+    def driver(self) -> DriverProcess:
+        """The running driver; a new one when none runs yet or the last one died."""
+        if self._driver is None or self._driver.dead:
+            self._driver = DriverProcess(self.command, self.timeout)
+        return self._driver
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        return self.driver().capabilities
+
+    def stop(self) -> None:
+        if self._driver is not None:
+            self._driver.stop()
+
+
+class RemoteKVCache:
+    """One cache in the driver, by handle: every call is one request."""
+
+    impl: ExecImpl
+
+    def __init__(
+        self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
+    ) -> None:
+        names = ("num_blocks", "block_size", "n_layers", "n_kv_heads", "d_head")
+        sizes = [wire_int(s, n) for s, n in zip((num_blocks, block_size, n_layers, n_kv_heads, d_head), names)]
+        self.n_kv_heads, self.d_head = sizes[3], sizes[4]
+        self._driver = self.impl.driver()
+        option = " prefix_caching" if prefix_caching else ""
+        (handle,) = self._driver.call("new " + " ".join(map(str, sizes)) + option, self.impl)
+        self._handle = parse_int(handle, "handle")
+        self._finalizer = weakref.finalize(self, self._driver.pending_closes.append, self._handle)
+
+    def _call(self, name: str, *args: Any) -> list[str]:
+        """The response fields of the request for the call name(*args)."""
+        line = " ".join([name, str(self._handle), *call_fields(name, *args)])
+        try:
+            return self._driver.call(line, self.impl)
+        except ProtocolError as exc:
+            raise DriverError(f"driver answered {name} with a field that does not parse: {exc}") from None
+
+    def add_seq(self, seq_id: int, tokens: Iterable[int] | None = None) -> int:
+        (hits,) = self._call("add_seq", seq_id, tokens)
+        return parse_int(hits)
+
+    def extend(self, seq_id: int, tokens: Iterable[int]) -> None:
+        self._call("extend", seq_id, tokens)
+
+    def fork(self, parent: int, child: int) -> None:
+        self._call("fork", parent, child)
+
+    def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
+        self._call("append", seq_id, layer, k, v)
+
+    def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
+        length, k_hex, v_hex = self._call("gather", seq_id, layer)
+        shape = (self.n_kv_heads, parse_int(length, "length"), self.d_head)
+        return parse_payload(k_hex, shape).copy(), parse_payload(v_hex, shape).copy()
+
+    def seq_len(self, seq_id: int, layer: int = 0) -> int:
+        (length,) = self._call("seq_len", seq_id, layer)
+        return parse_int(length, "length")
+
+    def block_table(self, seq_id: int) -> NDArray[np.int32]:
+        (ids,) = self._call("block_table", seq_id)
+        return np.array(parse_list(ids, "block id"), dtype=np.int32)
+
+    def free(self, seq_id: int) -> None:
+        self._call("free", seq_id)
+
+    def stats(self) -> dict[str, int]:
+        return parse_stats(self._call("stats"))
+
+    def num_free_blocks(self) -> int:
+        (free,) = self._call("num_free_blocks")
+        return parse_int(free, "free")
+
+    def close(self) -> None:
+        self._call("close")
+
+    def __enter__(self) -> "RemoteKVCache":
+        self.stats()  # a closed cache answers invalid_argument: ValueError, as the contract's `with` on a closed cache
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()

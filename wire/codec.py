@@ -1,0 +1,140 @@
+"""Fields of the wire protocol: integers, lists, shapes and float16 payloads as text.
+
+Every rule of docs/PROTOCOL.md "Lines and fields" lives here once, for the server, the
+client and the transcripts alike. A field that does not parse raises ProtocolError.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+VERSION = 1
+EMPTY = "-"  # an empty list or payload
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
+class ProtocolError(Exception):
+    """A request or response that breaks the protocol itself (not a contract error)."""
+
+
+def parse_int(text: str, what: str = "integer") -> int:
+    """A decimal integer that fits in a signed 64-bit integer."""
+    body = text[1:] if text.startswith("-") else text
+    if not body.isdigit() or not body.isascii():
+        raise ProtocolError(f"{what} {text!r} is not a decimal integer")
+    value = int(text)
+    if not I64_MIN <= value <= I64_MAX:
+        raise ProtocolError(f"{what} {text} does not fit in 64 bits")
+    return value
+
+
+def format_list(values: Iterable[int]) -> str:
+    """Integers joined by ',' (no spaces); '-' when there are none."""
+    text = ",".join(str(int(v)) for v in values)
+    return text or EMPTY
+
+
+def parse_list(text: str, what: str = "list") -> list[int]:
+    if text == EMPTY:
+        return []
+    return [parse_int(part, what) for part in text.split(",")]
+
+
+def format_payload(values: NDArray[np.float16]) -> str:
+    """float16 values in C order, each its bit pattern as 4 lowercase hex digits, most significant first."""
+    if values.size == 0:
+        return EMPTY
+    bits = np.ascontiguousarray(values, dtype=np.float16).view(np.uint16)
+    return bits.astype(">u2").tobytes().hex()
+
+
+def parse_payload(text: str, shape: Sequence[int]) -> NDArray[np.float16]:
+    """The float16 array of `shape` that `text` spells; ProtocolError unless it has exactly that many values."""
+    count = math.prod(shape)
+    if text == EMPTY:
+        if count:
+            raise ProtocolError(f"payload is empty, shape {format_list(shape)} needs {count} values")
+        return np.zeros(shape, dtype=np.float16)
+    if len(text) != 4 * count:
+        raise ProtocolError(f"payload has {len(text)} hex digits, shape {format_list(shape)} needs {4 * count}")
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raise ProtocolError("payload is not hex") from None
+    return np.frombuffer(raw, dtype=">u2").astype(np.uint16).view(np.float16).reshape(shape)
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    shape = tuple(parse_list(text, "dimension"))
+    if any(d < 0 for d in shape):
+        raise ProtocolError(f"shape {text} has a negative dimension")
+    return shape
+
+
+def format_stats(stats: dict[str, int]) -> str:
+    return " ".join(f"{key}={int(stats[key])}" for key in ("free", "used", "cached", "evictions"))
+
+
+def parse_stats(fields: Sequence[str]) -> dict[str, int]:
+    keys = ("free", "used", "cached", "evictions")
+    if len(fields) != 4:
+        raise ProtocolError(f"stats has {len(fields)} fields, not 4")
+    out: dict[str, int] = {}
+    for key, field in zip(keys, fields):
+        name, _, value = field.partition("=")
+        if name != key:
+            raise ProtocolError(f"stats field {field!r} is not {key}=N")
+        out[key] = parse_int(value, key)
+    return out
+
+
+# -- calls as request fields ------------------------------------------------------------------
+
+
+def wire_int(value: object, what: str) -> int:
+    """An integer for the wire; other values (bool included) have no wire form: TypeError, as the contract's row."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, got {value!r} (no wire form)")
+    return int(value)
+
+
+def wire_chunk(x: Any, what: str) -> NDArray[np.float16]:
+    """An array as the float16 a driver is given: real dtypes are rounded here (CONTRACT.md), others have no wire form."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{what} must hold real numbers, got dtype {arr.dtype} (no wire form)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # overflow to inf is float16's rounding
+        return arr.astype(np.float16)
+
+
+def call_fields(name: str, *args: Any) -> list[str]:
+    """The fields after the handle of the request for the Python call `name(*args)` (defaults filled in).
+
+    TypeError for an argument with no wire form (a bool id, a complex chunk): the contract's
+    TypeError rows belong to the Python surface.
+    """
+    if name in ("add_seq", "extend"):
+        fields = [str(wire_int(args[0], "seq_id"))]
+        if len(args) > 1 and args[1] is not None:
+            fields.append(format_list(wire_int(t, "token") for t in args[1]))
+        return fields
+    if name == "fork":
+        return [str(wire_int(args[0], "parent")), str(wire_int(args[1], "child"))]
+    if name == "append":
+        k, v = wire_chunk(args[2], "k"), wire_chunk(args[3], "v")
+        ints = [str(wire_int(args[0], "seq_id")), str(wire_int(args[1], "layer"))]
+        return [*ints, format_list(k.shape), format_list(v.shape), format_payload(k), format_payload(v)]
+    if name in ("gather", "seq_len"):
+        layer = args[1] if len(args) > 1 else 0
+        return [str(wire_int(args[0], "seq_id")), str(wire_int(layer, "layer"))]
+    if name in ("block_table", "free"):
+        return [str(wire_int(args[0], "seq_id"))]
+    if name in ("stats", "num_free_blocks", "close"):
+        return []
+    raise ValueError(f"no request for {name}")

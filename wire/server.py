@@ -1,0 +1,231 @@
+"""Serve a Python implementation over the wire protocol (docs/PROTOCOL.md).
+
+`Dispatcher(module).handle(line)` answers one request line with one response line; it is
+the driver's whole logic, and `serve` is the stdin/stdout loop around it. Transcripts are
+replayed through the same Dispatcher (ci/gate --replay, and the vectors' expected answers
+come from the oracle served this way), so there is one reading of every request.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from types import ModuleType
+from typing import Any, BinaryIO, Callable
+
+import numpy as np
+
+from .codec import (
+    VERSION,
+    ProtocolError,
+    format_list,
+    format_payload,
+    format_stats,
+    parse_int,
+    parse_list,
+    parse_payload,
+    parse_shape,
+)
+
+# The call each verb makes, as (argument kinds after the handle, method name). Kinds: "int" an
+# integer, "list" a list of integers, "chunk" two shapes then two payloads (k and v).
+Handler = Callable[[Any, list[str]], str]
+
+
+def capabilities(module: ModuleType) -> list[str]:
+    """What the implementation offers beyond the base contract: `prefix_caching` when its constructor takes it."""
+    try:
+        params = inspect.signature(module.PagedKVCache).parameters
+    except (TypeError, ValueError):
+        return []
+    return ["prefix_caching"] if "prefix_caching" in params else []
+
+
+def error_kind(module: ModuleType, exc: BaseException) -> str:
+    """The protocol's KIND for an exception the implementation raised."""
+    if isinstance(exc, module.OutOfBlocks):
+        return "out_of_blocks"
+    if isinstance(exc, KeyError):
+        return "unknown_sequence"
+    if isinstance(exc, (ValueError, TypeError)):
+        return "invalid_argument"
+    return "internal"
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split()) or "-"
+
+
+class Dispatcher:
+    """The caches of one driver session, by handle, and the reading of every request."""
+
+    def __init__(self, module: ModuleType, name: str) -> None:
+        self.module = module
+        self.name = name
+        self.caps = capabilities(module)
+        self.caches: list[Any] = []  # handle -> cache (closed ones stay, so their calls answer invalid_argument)
+        self.greeted = False
+
+    def handle(self, line: str) -> tuple[str, bool]:
+        """The response to one request line, and whether the session ends."""
+        fields = line.rstrip("\r\n").split(" ")
+        verb, args = fields[0], fields[1:]
+        try:
+            if not self.greeted:
+                if verb != "hello":
+                    raise ProtocolError("the first request must be 'hello 1'")
+                return self.hello(args), False
+            if verb == "quit":
+                return "ok", True
+            if verb == "new":
+                return self.new(args), False
+            method = self.VERBS.get(verb)
+            if method is None:
+                raise ProtocolError(f"unknown request {verb!r}")
+            if not args:
+                raise ProtocolError(f"{verb} needs a cache handle")
+            cache = self.cache(args[0])
+            return method(self, cache, args[1:]), False
+        except ProtocolError as exc:
+            return f"err protocol {one_line(str(exc))}", False
+        except Exception as exc:  # noqa: BLE001 - every error of the implementation crosses as its kind
+            kind = error_kind(self.module, exc)
+            text = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            if kind == "internal":
+                text = f"{type(exc).__name__}: {exc}"
+            return f"err {kind} {one_line(str(text))}", False
+
+    # -- session ---------------------------------------------------------------------------
+
+    def hello(self, args: list[str]) -> str:
+        expect(args, 1, "hello VERSION")
+        if parse_int(args[0], "version") != VERSION:
+            raise ProtocolError("unsupported version")
+        self.greeted = True
+        return " ".join(["ok", str(VERSION), self.name, *self.caps])
+
+    def new(self, args: list[str]) -> str:
+        options = args[5:]
+        if len(args) < 5 or any(o != "prefix_caching" for o in options) or len(options) > 1:
+            raise ProtocolError("new N B L H D [prefix_caching]")
+        if options and "prefix_caching" not in self.caps:
+            raise ProtocolError("this driver does not announce prefix_caching")
+        sizes = [parse_int(a, "size") for a in args[:5]]
+        kwargs = {"prefix_caching": True} if options else {}
+        self.caches.append(self.module.PagedKVCache(*sizes, **kwargs))
+        return f"ok {len(self.caches) - 1}"
+
+    def cache(self, text: str) -> Any:
+        handle = parse_int(text, "handle")
+        if not 0 <= handle < len(self.caches):
+            raise ProtocolError(f"no cache has handle {handle}")
+        return self.caches[handle]
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def add_seq(self, cache: Any, args: list[str]) -> str:
+        if len(args) == 2:
+            if "prefix_caching" not in self.caps:
+                raise ProtocolError("token lists need the prefix_caching capability")
+            hits = cache.add_seq(parse_int(args[0], "sequence"), parse_list(args[1], "token"))
+        else:
+            expect(args, 1, "add_seq C S [TOKENS]")
+            hits = cache.add_seq(parse_int(args[0], "sequence"))
+        return f"ok {0 if hits is None else int(hits)}"
+
+    def fork(self, cache: Any, args: list[str]) -> str:
+        expect(args, 2, "fork C P CH")
+        cache.fork(parse_int(args[0], "parent"), parse_int(args[1], "child"))
+        return "ok"
+
+    def append(self, cache: Any, args: list[str]) -> str:
+        expect(args, 6, "append C S LAYER KSHAPE VSHAPE KHEX VHEX")
+        seq, layer = parse_int(args[0], "sequence"), parse_int(args[1], "layer")
+        k = parse_payload(args[4], parse_shape(args[2]))
+        v = parse_payload(args[5], parse_shape(args[3]))
+        cache.append(seq, layer, k, v)
+        return "ok"
+
+    def extend(self, cache: Any, args: list[str]) -> str:
+        expect(args, 2, "extend C S TOKENS")
+        if "prefix_caching" not in self.caps:
+            raise ProtocolError("extend needs the prefix_caching capability")
+        cache.extend(parse_int(args[0], "sequence"), parse_list(args[1], "token"))
+        return "ok"
+
+    def gather(self, cache: Any, args: list[str]) -> str:
+        expect(args, 2, "gather C S LAYER")
+        k, v = cache.gather(parse_int(args[0], "sequence"), parse_int(args[1], "layer"))
+        k, v = np.asarray(k), np.asarray(v)
+        return f"ok {k.shape[1]} {format_payload(k)} {format_payload(v)}"
+
+    def seq_len(self, cache: Any, args: list[str]) -> str:
+        expect(args, 2, "seq_len C S LAYER")
+        return f"ok {int(cache.seq_len(parse_int(args[0], 'sequence'), parse_int(args[1], 'layer')))}"
+
+    def block_table(self, cache: Any, args: list[str]) -> str:
+        expect(args, 1, "block_table C S")
+        return f"ok {format_list(cache.block_table(parse_int(args[0], 'sequence')).tolist())}"
+
+    def free(self, cache: Any, args: list[str]) -> str:
+        expect(args, 1, "free C S")
+        cache.free(parse_int(args[0], "sequence"))
+        return "ok"
+
+    def stats(self, cache: Any, args: list[str]) -> str:
+        expect(args, 0, "stats C")
+        return f"ok {format_stats(cache.stats())}"
+
+    def num_free_blocks(self, cache: Any, args: list[str]) -> str:
+        expect(args, 0, "num_free_blocks C")
+        return f"ok {int(cache.num_free_blocks())}"
+
+    def close(self, cache: Any, args: list[str]) -> str:
+        expect(args, 0, "close C")
+        cache.close()
+        return "ok"
+
+    VERBS: dict[str, Callable[["Dispatcher", Any, list[str]], str]] = {
+        "add_seq": add_seq,
+        "fork": fork,
+        "append": append,
+        "extend": extend,
+        "gather": gather,
+        "seq_len": seq_len,
+        "block_table": block_table,
+        "free": free,
+        "stats": stats,
+        "num_free_blocks": num_free_blocks,
+        "close": close,
+    }
+
+
+def expect(args: list[str], count: int, form: str) -> None:
+    if len(args) != count:
+        raise ProtocolError(f"expected '{form}'")
+
+
+def serve(dispatcher: Dispatcher, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Answer requests until `quit` or end of input; exit status 0."""
+    for raw in stdin:
+        response, done = dispatcher.handle(raw.decode("ascii", errors="replace"))
+        stdout.write(response.encode("ascii", errors="replace") + b"\n")
+        stdout.flush()
+        if done:
+            break
+    return 0
+
+
+def main(argv: list[str] | None = None, default_impl: str = "paged") -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m paged.driver",
+        description="Serve a Python implementation of the cache over the wire protocol (docs/PROTOCOL.md) on stdin/stdout.",
+    )
+    parser.add_argument("--impl", default=default_impl, help=f"module exporting PagedKVCache and OutOfBlocks (default {default_impl})")
+    args = parser.parse_args(argv)
+    module = importlib.import_module(args.impl)
+    name = "paged-python" if args.impl == "paged" else f"python:{args.impl}"
+    return serve(Dispatcher(module, name), sys.stdin.buffer, sys.stdout.buffer)
