@@ -443,6 +443,22 @@ mod tests {
     }
 
     #[test]
+    fn gather_keeps_head_position_dimension_order() {
+        // H = 2, D = 3, B = 2: chunks of 3 then 2 positions, values 0, 1, 2, ... in C order.
+        let mut c = PagedKVCache::new(4, 2, 1, 2, 3).unwrap();
+        c.add_seq(0).unwrap();
+        let chunk = |t: usize, base: u16| Chunk::new(vec![2, t, 3], (0..6 * t as u16).map(|x| base + x).collect()).unwrap();
+        c.append(0, 0, &chunk(3, 0), &chunk(3, 100)).unwrap();
+        c.append(0, 0, &chunk(2, 18), &chunk(2, 118)).unwrap();
+        let g = c.gather(0, 0).unwrap();
+        // Head h, position p, dimension i: the first chunk holds p < 3, the second p >= 3.
+        let at = |h: u16, p: u16, i: u16| if p < 3 { (h * 3 + p) * 3 + i } else { 18 + (h * 2 + p - 3) * 3 + i };
+        let want: Vec<u16> = (0..2).flat_map(|h| (0..5).flat_map(move |p| (0..3).map(move |i| at(h, p, i)))).collect();
+        assert_eq!((g.len, &g.k), (5, &want));
+        assert_eq!(g.v, want.iter().map(|x| x + 100).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn layers_keep_their_own_lengths() {
         let mut c = PagedKVCache::new(4, 2, 2, 1, 1).unwrap();
         c.add_seq(0).unwrap();

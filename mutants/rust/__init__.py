@@ -1,0 +1,27 @@
+"""Planted mutants of the Rust port (ci/examples/rust): r01..r13 transpose the seed's thirteen
+pitfalls (mutants/README.md, seed.md section 5) to the Rust source, in the same order; r14..r18
+are integer-width bugs, each narrowing one quantity of CONTRACT.md's "Integer ranges" table.
+
+Every one of the thirteen pitfalls applies to the port, so none is skipped. Two are transposed
+rather than copied:
+
+- r03: the port lays a block of one layer out as [B][H][D] (position-major rows, vLLM's
+  flash-attention layout), not the Python pool's [H][B][D]; the pitfall "viewing a block as
+  [B][H][D]" becomes its mirror, gather reading the block as [H][B][D]. The symptom is the same:
+  invisible with one head, values from the wrong slots with more.
+- r13: the Python mutant leaves a silent no-op; in the port, with the T = 0 check gone, an empty
+  chunk at position 0 computes its last block index from `start + tokens - 1`, which wraps in a
+  release build, so the append answers out_of_blocks (or, with B = 1, runs the allocator dry and
+  answers `err internal`); at other positions it is a silent no-op. Every case is a wrong answer
+  to a request the contract says is invalid_argument.
+
+The width bugs are written the way a port would write them, with `as` casts or a narrower field
+type, and all compile. In a release build (the driver the gate runs) they wrap silently; in a
+debug build (`cargo test`) the arithmetic ones (r15, r17) panic on overflow instead.
+
+Each `rNN_*.py` defines `MUTANT = Mutant(...)` like the `sNN` modules; its edits name files
+relative to the repo root, and each `old` text must occur exactly once. `caught_by` names tests:
+for r01..r13 the seed's catalog tests (as for sNN, run against the driver); for r14..r18, which
+the catalog cannot reach, the crate's own unit tests in ci/examples/rust/src/cache.rs (`cargo
+test`). `notes` says which crate unit tests kill each mutant.
+"""
