@@ -179,7 +179,13 @@ impl PagedKVCache {
     ///
     /// The pools are allocated zeroed (`vec![0; n]`, which the OS maps lazily): a huge,
     /// mostly unused pool costs address space, not memory.
-    pub fn new(num_blocks: i64, block_size: i64, n_layers: i64, n_kv_heads: i64, d_head: i64) -> Result<Self, CacheError> {
+    pub fn new(
+        num_blocks: i64,
+        block_size: i64,
+        n_layers: i64,
+        n_kv_heads: i64,
+        d_head: i64,
+    ) -> Result<Self, CacheError> {
         let size = |value: i64, what: &str| -> Result<usize, CacheError> {
             if value < 1 {
                 return Err(invalid(format!("{what} must be at least 1, got {value}")));
@@ -358,7 +364,10 @@ impl PagedKVCache {
     fn chunk_tokens(&self, k: &Chunk, v: &Chunk) -> Result<usize, CacheError> {
         for (name, chunk) in [("k", k), ("v", v)] {
             if chunk.shape.len() != 3 {
-                return Err(invalid(format!("{name} must be 3-D [n_kv_heads, T, d_head], got shape {:?}", chunk.shape)));
+                return Err(invalid(format!(
+                    "{name} must be 3-D [n_kv_heads, T, d_head], got shape {:?}",
+                    chunk.shape
+                )));
             }
         }
         if k.shape != v.shape {
@@ -447,7 +456,8 @@ mod tests {
         // H = 2, D = 3, B = 2: chunks of 3 then 2 positions, values 0, 1, 2, ... in C order.
         let mut c = PagedKVCache::new(4, 2, 1, 2, 3).unwrap();
         c.add_seq(0).unwrap();
-        let chunk = |t: usize, base: u16| Chunk::new(vec![2, t, 3], (0..6 * t as u16).map(|x| base + x).collect()).unwrap();
+        let chunk =
+            |t: usize, base: u16| Chunk::new(vec![2, t, 3], (0..6 * t as u16).map(|x| base + x).collect()).unwrap();
         c.append(0, 0, &chunk(3, 0), &chunk(3, 100)).unwrap();
         c.append(0, 0, &chunk(2, 18), &chunk(2, 118)).unwrap();
         let g = c.gather(0, 0).unwrap();

@@ -95,14 +95,17 @@ impl Driver {
                 self.caches.push(cache);
                 Ok((self.caches.len() - 1).to_string())
             }
-            ("new", [_, _, _, _, _, _]) | ("add_seq", [_, _, _]) | ("extend", [_, _, _]) => {
+            ("new", [_, _, _, _, _, "prefix_caching"]) | ("add_seq", [_, _, _]) | ("extend", [_, _, _]) => {
                 Err(protocol("prefix caching (its option, token lists) is not in this driver"))
             }
             ("add_seq", [c, s]) => {
                 self.cache(c)?.add_seq(int(s)?)?;
                 Ok("0".to_string()) // no positions served from a prefix cache
             }
-            ("fork", [c, p, ch]) => Ok(self.cache(c)?.fork(int(p)?, int(ch)?).map(|()| String::new())?),
+            ("fork", [c, p, ch]) => {
+                self.cache(c)?.fork(int(p)?, int(ch)?)?;
+                Ok(String::new())
+            }
             ("append", [c, s, layer, kshape, vshape, khex, vhex]) => {
                 let (k, v) = (chunk(kshape, khex)?, chunk(vshape, vhex)?);
                 self.cache(c)?.append(int(s)?, int(layer)?, &k, &v)?;
@@ -114,7 +117,10 @@ impl Driver {
             }
             ("seq_len", [c, s, layer]) => Ok(self.cache(c)?.seq_len(int(s)?, int(layer)?)?.to_string()),
             ("block_table", [c, s]) => Ok(list(&self.cache(c)?.block_table(int(s)?)?)),
-            ("free", [c, s]) => Ok(self.cache(c)?.free(int(s)?).map(|()| String::new())?),
+            ("free", [c, s]) => {
+                self.cache(c)?.free(int(s)?)?;
+                Ok(String::new())
+            }
             ("stats", [c]) => {
                 let s = self.cache(c)?.stats()?;
                 Ok(format!("free={} used={} cached={} evictions={}", s.free, s.used, s.cached, s.evictions))
@@ -140,8 +146,20 @@ impl Driver {
 }
 
 const VERBS: [&str; 14] = [
-    "hello", "quit", "new", "add_seq", "fork", "append", "extend", "gather", "seq_len", "block_table", "free",
-    "stats", "num_free_blocks", "close",
+    "hello",
+    "quit",
+    "new",
+    "add_seq",
+    "fork",
+    "append",
+    "extend",
+    "gather",
+    "seq_len",
+    "block_table",
+    "free",
+    "stats",
+    "num_free_blocks",
+    "close",
 ];
 
 // -- fields ------------------------------------------------------------------------------------
@@ -160,7 +178,8 @@ fn shape(text: &str) -> Result<Vec<usize>, Failure> {
     if text == "-" {
         return Ok(Vec::new());
     }
-    let dim = |d: &str| usize::try_from(int(d)?).map_err(|_| protocol(format!("shape {text} has a negative dimension")));
+    let dim =
+        |d: &str| usize::try_from(int(d)?).map_err(|_| protocol(format!("shape {text} has a negative dimension")));
     text.split(',').map(dim).collect()
 }
 
@@ -180,7 +199,8 @@ fn payload(text: &str) -> Result<Vec<u16>, Failure> {
 fn chunk(shape_text: &str, hex_text: &str) -> Result<Chunk, Failure> {
     let (dims, data) = (shape(shape_text)?, payload(hex_text)?);
     let got = data.len();
-    Chunk::new(dims, data).ok_or_else(|| protocol(format!("payload has {got} values, not as many as shape {shape_text}")))
+    Chunk::new(dims, data)
+        .ok_or_else(|| protocol(format!("payload has {got} values, not as many as shape {shape_text}")))
 }
 
 fn hex(values: &[u16]) -> String {

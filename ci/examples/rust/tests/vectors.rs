@@ -102,9 +102,8 @@ fn replay(path: &Path) -> Result<Option<String>, String> {
 #[test]
 fn every_transcript_replays() {
     let dir = vectors_dir();
-    let mut files: Vec<PathBuf> = fs::read_dir(&dir)
-        .map(|entries| entries.filter_map(|e| Some(e.ok()?.path())).collect())
-        .unwrap_or_default();
+    let mut files: Vec<PathBuf> =
+        fs::read_dir(&dir).map(|entries| entries.filter_map(|e| Some(e.ok()?.path())).collect()).unwrap_or_default();
     files.retain(|p| p.extension().is_some_and(|ext| ext == "txt"));
     files.sort();
     assert!(
@@ -127,6 +126,11 @@ fn every_transcript_replays() {
             Err(report) => failures.push(format!("{}: {report}", file.display())),
         }
     }
-    let _ = writeln!(stderr, "{passed} passed, {skipped} skipped, {} failed of {} transcripts", failures.len(), files.len());
+    let _ = writeln!(
+        stderr,
+        "{passed} passed, {skipped} skipped, {} failed of {} transcripts",
+        failures.len(),
+        files.len()
+    );
     assert!(failures.is_empty(), "{} transcripts failed:\n{}", failures.len(), failures.join("\n"));
 }
