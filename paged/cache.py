@@ -2,9 +2,10 @@
 
 Memory layout (the implementation's choice; the contract only fixes what `gather`
 returns): one K pool and one V pool, each `[L, H, N, B, D]` float16. A block id
-indexes axis 2, so one layer of one head of a block is a contiguous `[B, D]` slab,
-and a run of whole blocks of one layer gathers into `[H, len, D]` with one
-`np.take`. Position p of a sequence lives in slot p % B of block table[p // B].
+indexes axis 2, so one layer of one head of a block is a contiguous `[B, D]` slab, and
+what `gather` returns, `[H, len, D]`, is for each head the slabs of the sequence's blocks
+one after another: whole blocks are copied slab by slab (`np.take`), the last, part-full
+block by one slice. Position p of a sequence lives in slot p % B of block table[p // B].
 """
 
 from types import TracebackType
@@ -17,44 +18,36 @@ from .allocator import BlockAllocator
 from .checks import as_chunk, as_int, as_size
 from .errors import OutOfBlocks
 
-# One contiguous stretch of positions within a sequence: block indices [first, first + n_blocks)
-# of its table, slots [slot_lo, slot_hi) of each of those blocks, and where it starts in the chunk.
-Segment = tuple[int, int, int, int, int]
+# One stretch of positions within a sequence: (index in its table of the first block, first
+# slot `lo` in that block, offset into the chunk, width in positions). Either part of one block,
+# when it starts or ends inside the block (`lo or width % B`), or whole blocks (lo == 0 and a
+# width that is a multiple of B).
+Segment = tuple[int, int, int, int]
 
 
 def segments(start: int, count: int, block_size: int) -> list[Segment]:
-    """Split positions start .. start+count-1 into at most three block-aligned segments.
+    """Split positions start .. start+count-1 into at most three segments.
 
-    A partial head block, a run of whole blocks, a partial tail block; each segment is
-    (first block index, number of blocks, slot_lo, slot_hi, offset into the chunk).
-    This is the one place that maps positions to blocks.
+    Part of the first block, a run of whole blocks, part of the last block; each segment is
+    (first block index, lo, offset into the chunk, width). This is the one place that maps
+    positions to blocks.
     """
     out: list[Segment] = []
     pos, stop = start, start + count
     slot = pos % block_size
     if slot:
-        n = min(block_size - slot, count)
-        out.append((pos // block_size, 1, slot, slot + n, 0))
-        pos += n
+        width = min(block_size - slot, count)
+        out.append((pos // block_size, slot, 0, width))
+        pos += width
         if pos == stop:  # within one block, as every decode step
             return out
-    whole = (stop - pos) // block_size
+    whole = (stop - pos) // block_size * block_size
     if whole:
-        out.append((pos // block_size, whole, 0, block_size, pos - start))
-        pos += whole * block_size
+        out.append((pos // block_size, 0, pos - start, whole))
+        pos += whole
     if pos < stop:
-        out.append((pos // block_size, 1, 0, stop - pos, pos - start))
+        out.append((pos // block_size, 0, pos - start, stop - pos))
     return out
-
-
-def consecutive(table: list[int], first: int, n: int) -> bool:
-    """Whether blocks table[first : first + n] have the ids b, b+1, ..., b+n-1 (always so for n = 1).
-
-    Their positions are then one range of rows of the pool's row view, copied by one plain
-    slice: a fresh pool hands blocks out in order, so a long prefill is such a run.
-    """
-    b = table[first]
-    return n == 1 or table[first : first + n] == list(range(b, b + n))
 
 
 class _Seq:
@@ -68,10 +61,35 @@ class _Seq:
 
 
 class PagedKVCache:
-    """A paged float16 KV cache; see CONTRACT.md for the behaviour every call follows."""
+    """A paged float16 KV cache; see CONTRACT.md for the behaviour every call follows.
+
+    Invariants (they hold between any two public calls; the suite checks their consequences
+    through the public calls only, and the oracle `ModelKVCache` is their executable model):
+
+    - A block's reference count is the number of live sequences whose table holds it (a
+      table holds a block at most once), and a block is free exactly when its count is 0.
+      So `stats()["used"]` is the number of distinct blocks in live tables.
+    - For every live sequence, `len(table) == ceil(max(lens) / B)`: a block is taken when a
+      position first needs it and kept until the sequence is freed.
+    - Position p < lens[layer] of a sequence is stored in slot p % B of block table[p // B],
+      in that layer of the pools; slots past a layer's length are never read.
+    - A block with more than one holder is never written: `append` first gives the writer a
+      private copy of it (copy on write).
+    - A call that raises leaves all of the above as it was (`append` checks its arguments,
+      then capacity, before it takes a block or writes a position).
+    - `_layers[l]` is `(_k[l], _v[l])`: views of the pools, never copies.
+    - After `close()`, `_closed` is true and the pools are gone; every call but `close()`
+      raises ValueError.
+
+    Who touches what: only `append` writes the pools (through `_copy_block` and `_write`);
+    reference counts and the free pool change only inside `BlockAllocator`, through
+    `allocate`, `incref` and `decref`; `_seqs` and its `_Seq` objects are this class's own;
+    `block_table` and `gather` return new arrays, never views of the cache.
+    """
+
+    _closed = False  # set by close(); a class default, so __init__ has nothing to undo on failure
 
     def __init__(self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int) -> None:
-        self._closed = True  # until the pool exists, so close() and __del__ are safe on a failed init
         self.num_blocks = as_size(num_blocks, "num_blocks")
         self.block_size = as_size(block_size, "block_size")
         self.n_layers = as_size(n_layers, "n_layers")
@@ -80,24 +98,20 @@ class PagedKVCache:
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
         self._k: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
         self._v: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
-        # The same memory per layer as rows `[H, N * B, D]`, row = block * B + slot: positions in
-        # blocks with consecutive ids are consecutive rows, which one slice copies at memcpy speed.
-        rows = (self.n_kv_heads, self.num_blocks * self.block_size, self.d_head)
-        self._k_rows = [layer.reshape(rows) for layer in self._k]
-        self._v_rows = [layer.reshape(rows) for layer in self._v]
+        # Each layer's `[H, N, B, D]` view of the pools, one list item per layer: a list lookup
+        # instead of a new NumPy view on every append and gather.
+        self._layers = list(zip(self._k, self._v))
         self._alloc = BlockAllocator(self.num_blocks)
         self._seqs: dict[int, _Seq] = {}
-        self._closed = False
 
     # -- lifecycle -------------------------------------------------------------------------
 
     def close(self) -> None:
-        # pragma: no mutate block (__del__ runs close() from the GC, where mutmut's trampoline crashes)
         """Release the pool. A second close does nothing; any other call afterwards raises ValueError."""
         if self._closed:
             return
         self._closed = True
-        del self._k, self._v, self._k_rows, self._v_rows
+        del self._k, self._v, self._layers
         self._seqs.clear()
 
     def __enter__(self) -> "PagedKVCache":
@@ -107,9 +121,6 @@ class PagedKVCache:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
-
-    def __del__(self) -> None:
         self.close()
 
     # -- sequences ---------------------------------------------------------------------------
@@ -176,26 +187,26 @@ class PagedKVCache:
         li = self._layer(layer)
         length = seq.lens[li]
         shape = (self.n_kv_heads, length, self.d_head)
-        k_out = np.empty(shape, dtype=np.float16)
-        v_out = np.empty(shape, dtype=np.float16)
-        k_pool, v_pool = self._k[li], self._v[li]
-        k_rows, v_rows = self._k_rows[li], self._v_rows[li]
-        for first, n, lo, hi, off in segments(0, length, self.block_size):
-            width = n * (hi - lo)
-            if n == 1:
+        k_pool, v_pool = self._layers[li]
+        k_out = np.empty(shape, dtype=k_pool.dtype)  # float16, the pools' dtype
+        v_out = np.empty(shape, dtype=v_pool.dtype)
+        bs = self.block_size
+        for first, lo, off, width in segments(0, length, bs):
+            if lo or width % bs:  # part of one block (the last): one slice copy, every head
                 block = seq.table[first]
-                k_out[:, off : off + width] = k_pool[:, block, lo:hi]
-                v_out[:, off : off + width] = v_pool[:, block, lo:hi]
-            elif consecutive(seq.table, first, n):
-                row = seq.table[first] * self.block_size
-                k_out[:, off : off + width] = k_rows[:, row : row + width]
-                v_out[:, off : off + width] = v_rows[:, row : row + width]
-            else:
-                blocks = np.array(seq.table[first : first + n], dtype=np.intp)
-                quad = (self.n_kv_heads, n, hi - lo, self.d_head)
-                # reshape splits the token axis of a slice: always a view, so take writes into k_out.
-                np.take(k_pool, blocks, axis=1, out=k_out[:, off : off + width].reshape(quad), mode="clip")
-                np.take(v_pool, blocks, axis=1, out=v_out[:, off : off + width].reshape(quad), mode="clip")
+                k_out[:, off : off + width] = k_pool[:, block, lo : lo + width]
+                v_out[:, off : off + width] = v_pool[:, block, lo : lo + width]
+            else:  # whole blocks
+                blocks = np.array(seq.table[first : first + width // bs])
+                for pool, out in ((k_pool, k_out), (v_pool, v_out)):
+                    for h in range(self.n_kv_heads):
+                        # One head's [B, D] slabs, in table order, into out[h], which is contiguous
+                        # (out[:, a:b] is not, once a tail follows). np.take copies straight into a
+                        # contiguous `out` only with mode="clip" (the ids are live blocks, always in
+                        # range); with the default "raise", or into a strided `out`, it fills a
+                        # temporary and copies that: about 2x the time. Hence the loop and the mode.
+                        dest = out[h, off : off + width].reshape(-1, bs, self.d_head)
+                        np.take(pool[h], blocks, axis=0, out=dest, mode="clip")
         return k_out, v_out
 
     # -- inspection -------------------------------------------------------------------------
@@ -249,22 +260,21 @@ class PagedKVCache:
         return copy
 
     def _write(self, table: list[int], layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:
-        """Copy k, v `[H, T, D]` to positions start .. start+T-1 of `layer`.
-
-        Positions in one block, or in whole blocks with consecutive ids, are one range of rows:
-        one plain slice copy. Other runs of whole blocks take one fancy-index copy.
-        """
-        bs, tokens = self.block_size, k.shape[1]
-        for first, n, lo, hi, off in segments(start, tokens, bs):
-            width = n * (hi - lo)
+        """Copy k, v `[H, T, D]` to positions start .. start+T-1 of `layer` (rounding to float16)."""
+        k_pool, v_pool = self._layers[layer]
+        bs = self.block_size
+        for first, lo, off, width in segments(start, k.shape[1], bs):
             # A decode step's token is the whole chunk: copy from k, v without slicing them.
-            k_src, v_src = (k, v) if width == tokens else (k[:, off : off + width], v[:, off : off + width])
-            if consecutive(table, first, n):
-                row = table[first] * bs + lo
-                self._k_rows[layer][:, row : row + width] = k_src
-                self._v_rows[layer][:, row : row + width] = v_src
-            else:
-                blocks = np.array(table[first : first + n], dtype=np.intp)
-                quad = (self.n_kv_heads, n, hi - lo, self.d_head)
-                self._k[layer][:, blocks] = k_src.reshape(quad)
-                self._v[layer][:, blocks] = v_src.reshape(quad)
+            k_src, v_src = (k, v) if width == k.shape[1] else (k[:, off : off + width], v[:, off : off + width])
+            if lo or width % bs:  # part of one block (a decode step's token): one slice copy, every head
+                block = table[first]
+                k_pool[:, block, lo : lo + width] = k_src
+                v_pool[:, block, lo : lo + width] = v_src
+            else:  # whole blocks
+                blocks = np.array(table[first : first + width // bs])
+                for pool, src in ((k_pool, k_src), (v_pool, v_src)):
+                    for h in range(self.n_kv_heads):
+                        # One head's [B, D] slabs, in table order: per head, each index is one
+                        # contiguous slab; every head at once is about 1.3x the time when the
+                        # blocks are scattered. Hence the loop.
+                        pool[h][blocks] = src[h].reshape(-1, bs, self.d_head)

@@ -12,8 +12,6 @@ from numpy.typing import NDArray
 
 def as_int(value: object, what: str) -> int:
     """An integer (Python or NumPy) as `int`; bool and everything else raise TypeError."""
-    if type(value) is int:
-        return value
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{what} must be an integer, not bool")
     try:
@@ -52,7 +50,7 @@ def as_chunk(k: object, v: object, n_kv_heads: int, d_head: int) -> tuple[NDArra
 
 def real_3d(arr: NDArray[Any], name: str) -> None:
     """TypeError unless arr holds real numbers (bool excluded), then ValueError unless it is 3-D."""
-    if arr.dtype.kind not in "iuf":
+    if arr.dtype.kind not in ("i", "u", "f"):  # signed, unsigned, floating: not b (bool), c, O, U, ...
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.ndim != 3:
         raise ValueError(f"{name} must be 3-D [n_kv_heads, T, d_head], got shape {arr.shape}")
