@@ -1,4 +1,6 @@
-"""The seed's planted bugs s01 to s13, as small exact text changes to the real `paged` source.
+"""Planted bugs as small exact text changes to real source: the seed's pitfalls s01 to s13 and the
+integer-width bugs after them in `paged` (this package), and their transposition to the Rust
+port in `mutants.rust` (rNN).
 
 Each `sNN_*.py` module in this package defines one `MUTANT`: the pitfall's name as the
 seed (section 5) gives it, its symptom, the catalog tests the seed says catch it, and
@@ -37,7 +39,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Mutant:
-    id: str  # "s01" .. "s13"
+    id: str  # "s01", ... or "r01", ...
     title: str  # the pitfall, as seed.md section 5 names it
     symptom: str  # the seed's symptom column
     caught_by: tuple[str, ...]  # the catalog tests the seed names
@@ -45,21 +47,25 @@ class Mutant:
     notes: str = field(default="")
 
 
-_MODULE = re.compile(r"^s\d\d_\w+$")
+# The two sets: the seed's pitfalls planted in paged/ (sNN, this package) and their transposition,
+# with width bugs, planted in the Rust port ci/examples/rust (rNN, the mutants.rust package).
+KINDS = {"python": (__name__, re.compile(r"^s\d\d_\w+$")), "rust": (f"{__name__}.rust", re.compile(r"^r\d\d_\w+$"))}
 
 
-def all_mutants() -> list[Mutant]:
-    """Every planted mutant, in id order; each `sNN_*` module must define MUTANT with a matching id."""
+def all_mutants(kind: str = "python") -> list[Mutant]:
+    """Every planted mutant of one kind, in id order; each module must define MUTANT with a matching id."""
+    package_name, pattern = KINDS[kind]
+    package = importlib.import_module(package_name)
     found: list[Mutant] = []
-    for info in pkgutil.iter_modules(__path__):
-        if not _MODULE.match(info.name):
+    for info in pkgutil.iter_modules(package.__path__):
+        if not pattern.match(info.name):
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+        module = importlib.import_module(f"{package_name}.{info.name}")
         mutant = getattr(module, "MUTANT", None)
         if not isinstance(mutant, Mutant):
-            raise TypeError(f"mutants/{info.name}.py does not define MUTANT = Mutant(...)")
+            raise TypeError(f"{package_name}.{info.name} does not define MUTANT = Mutant(...)")
         if not info.name.startswith(mutant.id + "_"):
-            raise ValueError(f"mutants/{info.name}.py defines mutant {mutant.id!r}")
+            raise ValueError(f"{package_name}.{info.name} defines mutant {mutant.id!r}")
         found.append(mutant)
     found.sort(key=lambda m: m.id)
     ids = [m.id for m in found]

@@ -1,4 +1,13 @@
-"""The planted-mutant runner: `python -m mutants [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
+"""The planted-mutant runner: `python -m mutants [--driver | --rust] [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
+
+What is mutated and how the suite reaches it:
+- default: the sNN mutants of `paged`, tested as the Python module `paged`;
+- `--driver`: the same mutants, tested through the wire, `--impl=exec:python -m paged.driver`
+  (nothing is lost in transit if every one is still killed);
+- `--rust`: the rNN mutants of the Rust port (ci/examples/rust), each built in its copy with
+  `cargo build --offline --release` and tested through its driver binary; then the port's own
+  `cargo test --release --test vectors` (the conformance vectors, no Python) is run on it too,
+  and its verdict is the table's last column.
 
 1. Snapshot the repo (paged/, oracle/, tests/, pyproject.toml and the rest, never .git or
    mutants/) into a temporary folder.
@@ -6,7 +15,8 @@
 3. For each mutant, copy the snapshot, plant the mutant in the copy and run pytest there
    with `-x -p no:cacheprovider -n 0`, HYPOTHESIS_PROFILE=mutation, PYTHONPATH and the
    working folder set to the copy. A small plugin checks, inside that very pytest process,
-   that `import paged` found the mutated copy; a mismatch is an error.
+   that `import paged` found the mutated copy (not for --rust) and that the implementation under
+   test is the expected one; a mismatch is an error.
 4. Verdicts: pytest exit 1 with a failed test in its JUnit XML is `killed` (by the first
    failed test); exit 0 is `survived`; anything else (a stale mutant, exit codes 2 to 5, a
    timeout, a wrong `paged`) is `error`, never a kill.
@@ -33,6 +43,8 @@ from pathlib import Path
 from . import Mutant, StaleMutant, all_mutants, apply_mutant
 
 REPO = Path(__file__).resolve().parent.parent
+CRATE = Path("ci/examples/rust")
+RUST_DRIVER = CRATE / "target" / "release" / "paged-kv-driver"
 PYTEST_FLAGS = ["-x", "-p", "no:cacheprovider", "-n", "0", "-q", "--no-header", "-p", "_mutant_guard"]
 GUARD_FILE = "_mutant_guard.py"
 GUARD_REPORT = "guard-report.txt"
@@ -51,16 +63,17 @@ import pytest
 def pytest_sessionstart(session):
     import paged
 
-    want = Path(os.environ["MUTANTS_EXPECT_PAGED"]).resolve()
+    want = os.environ["MUTANTS_EXPECT_PAGED"]
     got = Path(paged.__file__).resolve().parent
     impl = os.environ.get("PAGED_IMPL", "paged")
+    want_impl = os.environ["MUTANTS_EXPECT_IMPL"]
     report = Path(os.environ["MUTANTS_GUARD_REPORT"])
-    if got != want or impl != "paged":
+    if (want and got != Path(want).resolve()) or impl != want_impl:
         report.write_text(f"MISMATCH {got} impl={impl}\\n")
         raise pytest.UsageError(
-            f"mutants: the run imports paged from {got} (impl {impl!r}), expected {want} (impl 'paged')"
+            f"mutants: the run imports paged from {got} (impl {impl!r}), expected {want or 'any'} (impl {want_impl!r})"
         )
-    report.write_text(f"OK {got}\\n")
+    report.write_text(f"OK {got} impl={impl}\\n")
 
 
 def pytest_runtest_logreport(report):
@@ -72,7 +85,7 @@ def pytest_runtest_logreport(report):
 
 IGNORE = shutil.ignore_patterns(
     ".git", "mutants", "__pycache__", ".hypothesis", ".mypy_cache", ".pytest_cache", "*.egg-info",
-    "venv", ".venv", "build", "dist", ".ci", "*.pyc",
+    "venv", ".venv", "build", "dist", ".ci", "*.pyc", "target",
 )
 
 
@@ -84,6 +97,7 @@ class Result:
     killed_by: str | None
     seconds: float
     detail: str = ""
+    vectors: str = ""  # --rust: the port's own `cargo test --test vectors` on the mutant: killed, survived or error
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -94,8 +108,21 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         own, pytest_args = argv, []
     parser = argparse.ArgumentParser(
         prog="python -m mutants",
-        description="Score the test suite against the seed's planted bugs s01..s13. "
+        description="Score the test suite against the planted bugs: the seed's pitfalls s01..s13 and the width "
+        "bugs after them in paged/ (default, or --driver), or the Rust port's rNN (--rust). "
         "Arguments after -- select the tests (for example: -- -m stateful).",
+    )
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument(
+        "--driver",
+        action="store_true",
+        help="test each mutated paged through the wire: --impl=exec:python -m paged.driver (shows nothing is lost in transit)",
+    )
+    how.add_argument(
+        "--rust",
+        action="store_true",
+        help="the Rust port's mutants (mutants/rust): build each with cargo, test it through its driver, "
+        "and run its own `cargo test --test vectors` too",
     )
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
     parser.add_argument("--threshold", type=float, default=0.80, help="minimum kill rate (default 0.80)")
@@ -104,7 +131,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument(
         "--expected",
         action="store_true",
-        help="run each mutant against only the catalog tests the seed says catch it (its caught_by)",
+        help="run each mutant against only the tests it names (its caught_by)",
     )
     parser.add_argument("--timeout", type=float, default=0.0, help="seconds per mutant run (default: 10x the clean run, at least 60)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies and print where they are")
@@ -116,32 +143,87 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return args, pytest_args
 
 
+class Target:
+    """How the suite reaches the implementation in a copy of the repo: the --impl it is given, what
+    must be built first, and which `paged` the guard expects (none for the Rust port)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind  # python, driver or rust
+
+    def impl(self, root: Path) -> str:
+        if self.kind == "rust":
+            return f"exec:{root / RUST_DRIVER}"
+        if self.kind == "driver":
+            return f"exec:{sys.executable} -m paged.driver"
+        return "paged"
+
+    def expect_paged(self, root: Path) -> str:
+        return "" if self.kind == "rust" else str(root / "paged")
+
+    def build(self, root: Path, timeout: float | None) -> str | None:
+        """Build what the copy needs (the Rust driver); None when it built, else why not."""
+        if self.kind != "rust":
+            return None
+        return cargo(root, ["build", "--offline", "--release", "--quiet"], timeout)
+
+    def own_tests(self, root: Path, timeout: float | None) -> str:
+        """--rust: the port's own `cargo test --test vectors` on the copy: killed, survived or error."""
+        if self.kind != "rust":
+            return ""
+        env_vectors = {"PAGED_VECTORS_DIR": str(root / "ci" / "vectors")}
+        try:
+            proc = subprocess.run(
+                ["cargo", "test", "--offline", "--release", "--quiet", "--test", "vectors"], cwd=root / CRATE,
+                env=dict(os.environ, **env_vectors), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            return "killed (timeout)"
+        if proc.returncode == 0:
+            return "survived"
+        return "killed" if "test result: FAILED" in proc.stdout else "error"
+
+
+def cargo(root: Path, args: list[str], timeout: float | None) -> str | None:
+    try:
+        proc = subprocess.run(["cargo", *args], cwd=root / CRATE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+    except FileNotFoundError:
+        return "cargo is not installed (the Rust toolchain is needed for --rust)"
+    except subprocess.TimeoutExpired:
+        return f"cargo {args[0]} timed out"
+    return None if proc.returncode == 0 else f"cargo {' '.join(args)} failed:\n{tail(proc.stdout)}"
+
+
 def snapshot(dest: Path) -> None:
-    """Copy the repo (without .git, mutants/ or caches) to dest, plus the guard plugin."""
+    """Copy the repo (without .git, mutants/, build outputs or caches) to dest, plus the guard plugin."""
     shutil.copytree(REPO, dest, ignore=IGNORE, symlinks=True)
     (dest / GUARD_FILE).write_text(GUARD_SOURCE, encoding="utf-8")
 
 
-def run_pytest(root: Path, pytest_args: list[str], timeout: float | None, extra_flags: list[str] | None = None) -> tuple[int | None, str, Path, float]:
+def run_pytest(
+    root: Path, target: Target, pytest_args: list[str], timeout: float | None, extra_flags: list[str] | None = None
+) -> tuple[int | None, str, Path, float]:
     """Run pytest in the copy at root; return (exit code or None on timeout, output tail, junit path, seconds)."""
     junit = root / "junit.xml"
     report = root / GUARD_REPORT
     first = root / FIRST_FAILURE
     for stale in (junit, report, first):
         stale.unlink(missing_ok=True)
+    impl = target.impl(root)
     env = dict(os.environ)
     env.update(
         PYTHONPATH=str(root),
         HYPOTHESIS_PROFILE="mutation",
-        PAGED_IMPL="paged",
+        PAGED_IMPL=impl,
         PYTHONDONTWRITEBYTECODE="1",
-        MUTANTS_EXPECT_PAGED=str(root / "paged"),
+        MUTANTS_EXPECT_PAGED=target.expect_paged(root),
+        MUTANTS_EXPECT_IMPL=impl,
         MUTANTS_GUARD_REPORT=str(report),
         MUTANTS_FIRST_FAILURE=str(first),
     )
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("CI", None)  # the profile is set explicitly; CI would only pick the ci profile
-    cmd = [sys.executable, "-m", "pytest", *PYTEST_FLAGS, *(extra_flags or []), f"--junitxml={junit}", *pytest_args]
+    flags = [*PYTEST_FLAGS, *(extra_flags or []), f"--impl={impl}", f"--junitxml={junit}"]
+    cmd = [sys.executable, "-m", "pytest", *flags, *pytest_args]
     start = time.monotonic()
     try:
         proc = subprocess.run(
@@ -192,7 +274,7 @@ def tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def run_mutant(mutant: Mutant, base: Path, work: Path, pytest_args: list[str], timeout: float, expected: bool) -> Result:
+def run_mutant(mutant: Mutant, base: Path, work: Path, target: Target, pytest_args: list[str], timeout: float, expected: bool) -> Result:
     start = time.monotonic()
     root = work / mutant.id
     shutil.copytree(base, root, symlinks=True)
@@ -200,37 +282,46 @@ def run_mutant(mutant: Mutant, base: Path, work: Path, pytest_args: list[str], t
         apply_mutant(mutant, root)
     except StaleMutant as exc:
         return Result(mutant.id, mutant.title, "error", None, time.monotonic() - start, str(exc))
+    problem = target.build(root, timeout)
+    if problem:
+        return Result(mutant.id, mutant.title, "error", None, time.monotonic() - start, f"does not build: {problem}")
+    vectors = target.own_tests(root, timeout)
     args = list(pytest_args)
     if expected:
         args += ["-k", " or ".join(mutant.caught_by)]
-    code, out, junit, _ = run_pytest(root, args, timeout)
+    code, out, junit, _ = run_pytest(root, target, args, timeout)
     seconds = time.monotonic() - start
     problem = guard_ok(root)
+    verdict = verdict_of(code, out, root, junit, problem, timeout)
+    return Result(mutant.id, mutant.title, verdict[0], verdict[1], seconds, verdict[2], vectors)
+
+
+def verdict_of(code: int | None, out: str, root: Path, junit: Path, problem: str | None, timeout: float) -> tuple[str, str | None, str]:
+    """(status, first failing test, detail) of one mutant's pytest run."""
     if code is None:
-        return Result(mutant.id, mutant.title, "error", None, seconds, f"timed out after {timeout:.0f} s")
+        return "error", None, f"timed out after {timeout:.0f} s"
     if problem:
-        return Result(mutant.id, mutant.title, "error", None, seconds, f"{problem}\n{tail(out)}")
+        return "error", None, f"{problem}\n{tail(out)}"
     if code == 0:
-        return Result(mutant.id, mutant.title, "survived", None, seconds)
+        return "survived", None, ""
     if code == 1:
         failed = first_failure(root, junit)
         if failed:
-            return Result(mutant.id, mutant.title, "killed", failed, seconds)
-        return Result(mutant.id, mutant.title, "error", None, seconds, f"pytest exit 1 but no failed test\n{tail(out)}")
+            return "killed", failed, ""
+        return "error", None, f"pytest exit 1 but no failed test\n{tail(out)}"
     meaning = {2: "interrupted / collection error", 3: "internal error", 4: "usage error", 5: "no tests collected"}
-    return Result(
-        mutant.id, mutant.title, "error", None, seconds,
-        f"pytest exit {code} ({meaning.get(code, 'unexpected')})\n{tail(out)}",
-    )
+    return "error", None, f"pytest exit {code} ({meaning.get(code, 'unexpected')})\n{tail(out)}"
 
 
-def print_table(results: list[Result]) -> None:
-    rows = [("mutant", "bug", "verdict", "first failing test", "seconds")]
+def print_table(results: list[Result], rust: bool) -> None:
+    header = ["mutant", "bug", "verdict", "first failing test", "seconds"] + (["cargo test (vectors)"] if rust else [])
+    rows = [tuple(header)]
     for r in results:
-        rows.append((r.id, r.title, r.status, r.killed_by or ("-" if r.status != "error" else r.detail.splitlines()[0][:70]), f"{r.seconds:.1f}"))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+        first = r.killed_by or ("-" if r.status != "error" else r.detail.splitlines()[0][:70])
+        rows.append((r.id, r.title, r.status, first, f"{r.seconds:.1f}") + ((r.vectors,) if rust else ()))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for n, row in enumerate(rows):
-        print("  ".join(cell.ljust(widths[i]) if i < 4 else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip())
+        print("  ".join(cell.rjust(widths[i]) if i == 4 else cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
         if n == 0:
             print("  ".join("-" * w for w in widths))
 
@@ -238,8 +329,10 @@ def print_table(results: list[Result]) -> None:
 def main(argv: list[str] | None = None) -> int:
     args, pytest_args = parse_args(sys.argv[1:] if argv is None else argv)
     t0 = time.monotonic()
+    kind = "rust" if args.rust else "driver" if args.driver else "python"
+    target = Target(kind)
     try:
-        mutants = all_mutants()
+        mutants = all_mutants("rust" if args.rust else "python")
     except (TypeError, ValueError, ImportError) as exc:
         print(f"mutants: cannot load the mutants: {exc}", file=sys.stderr)
         return 2
@@ -255,25 +348,30 @@ def main(argv: list[str] | None = None) -> int:
     try:
         base = work / "clean"
         snapshot(base)
-        print(f"mutants: {len(mutants)} planted mutants, tests: {selection}, -j {args.jobs}", flush=True)
+        print(f"mutants: {len(mutants)} planted mutants ({kind}: --impl={target.impl(base)}), tests: {selection}, -j {args.jobs}", flush=True)
 
-        # The clean run: the selected tests must pass on the unmutated snapshot.
-        # With more than one job it runs under xdist; every mutant run is -n 0.
+        # The clean run: the selected tests must pass on the unmutated snapshot (and, for --rust, it must
+        # build and pass its own vectors). With more than one job it runs under xdist; every mutant run is -n 0.
+        problem = target.build(base, None)
+        vectors = target.own_tests(base, None)
+        if problem or vectors not in ("", "survived"):
+            print(f"mutants: ERROR: the unmutated port does not build or fails its own tests ({problem or vectors}); no score.", file=sys.stderr)
+            return 2
         clean_flags = ["-n", str(args.jobs)] if args.jobs > 1 else []
-        code, out, junit, clean_s = run_pytest(base, pytest_args, None, clean_flags)
+        code, out, junit, clean_s = run_pytest(base, target, pytest_args, None, clean_flags)
         problem = guard_ok(base)
         if code != 0 or problem:
             print(tail(out, 40), file=sys.stderr)
             why = problem or f"pytest exit {code}"
             print(f"mutants: ERROR: the selected tests do not pass on the unmutated code ({why}); no score.", file=sys.stderr)
             return 2
-        print(f"clean run: {count_tests(junit)} tests passed in {clean_s:.1f} s (paged from the snapshot)", flush=True)
+        print(f"clean run: {count_tests(junit)} tests passed in {clean_s:.1f} s", flush=True)
 
         timeout = args.timeout or max(60.0, 10.0 * clean_s * max(1, args.jobs))
         results: list[Result] = []
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures: dict[Future[Result], Mutant] = {
-                pool.submit(run_mutant, m, base, work, pytest_args, timeout, args.expected): m for m in mutants
+                pool.submit(run_mutant, m, base, work, target, pytest_args, timeout, args.expected): m for m in mutants
             }
             pending = set(futures)
             while pending:
@@ -286,7 +384,8 @@ def main(argv: list[str] | None = None) -> int:
                         r = Result(m.id, m.title, "error", None, 0.0, f"runner: {exc!r}")
                     results.append(r)
                     what = f"by {r.killed_by}" if r.killed_by else (r.detail.splitlines()[0] if r.detail else "")
-                    print(f"[{len(results):2d}/{len(mutants)}] {r.id} {r.status:8s} {r.seconds:5.1f} s  {what}", flush=True)
+                    own = f"  [cargo test vectors: {r.vectors}]" if r.vectors else ""
+                    print(f"[{len(results):2d}/{len(mutants)}] {r.id} {r.status:8s} {r.seconds:5.1f} s  {what}{own}", flush=True)
     finally:
         if args.keep:
             print(f"mutants: copies kept in {work}")
@@ -299,20 +398,26 @@ def main(argv: list[str] | None = None) -> int:
     total = len(results)
     rate = killed / total if total else 0.0
     print()
-    print_table(results)
+    print_table(results, args.rust)
     for r in errors:
         print(f"\n{r.id} error:\n{r.detail}")
     wall = time.monotonic() - t0
     ok = rate >= args.threshold and not errors and total > 0
     print(
-        f"\nscore: {killed}/{total} killed = {rate:.2f} (threshold {args.threshold:.2f}), "
+        f"\nscore ({kind}): {killed}/{total} killed = {rate:.2f} (threshold {args.threshold:.2f}), "
         f"{len(errors)} errors, {wall:.1f} s wall -> {'PASS' if ok else 'FAIL'}"
     )
+    if args.rust:
+        seen = sum(r.vectors.startswith("killed") for r in results)
+        blind = [r.id for r in results if not r.vectors.startswith("killed")]
+        print(f"cargo test --test vectors (the port's own runner, no Python): {seen}/{total} killed" + (f"; not seen: {', '.join(blind)}" if blind else ""))
     if args.json:
         payload = {
+            "kind": kind,
             "mutants": [
                 {"id": r.id, "title": r.title, "status": r.status, "killed_by": r.killed_by, "seconds": round(r.seconds, 2)}
                 | ({"detail": r.detail} if r.detail else {})
+                | ({"cargo_test_vectors": r.vectors} if r.vectors else {})
                 for r in results
             ],
             "killed": killed,

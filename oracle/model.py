@@ -109,15 +109,17 @@ class ModelKVCache:
         start = len(self.tokens[sid][li])
         end = start + k.shape[1]  # one past the last position written
         touched = range(start // self.block_size, (end - 1) // self.block_size + 1)
-        needs_copy = [i for i in touched if i < len(table) and self.holders(table[i]) > 1]
-        needs_new = [i for i in touched if i >= len(table)]
-        if len(needs_copy) + len(needs_new) > len(self.free_blocks()):
+        needs_copy = {i for i in touched if i < len(table) and self.holders(table[i]) > 1}
+        needs_new = {i for i in touched if i >= len(table)}
+        free = self.free_blocks()  # lowest first; each block taken is the lowest still free
+        if len(needs_copy) + len(needs_new) > len(free):
             raise OutOfBlocks(f"needs {len(needs_copy) + len(needs_new)} blocks")
+        taken = iter(free)
         for i in touched:
             if i in needs_copy:
-                table[i] = self.free_blocks()[0]
+                table[i] = next(taken)
             elif i in needs_new:
-                table.append(self.free_blocks()[0])
+                table.append(next(taken))
         for t in range(k.shape[1]):
             self.tokens[sid][li].append((k[:, t, :].astype(np.float16), v[:, t, :].astype(np.float16)))
         assert len(table) == math.ceil(max(len(t) for t in self.tokens[sid]) / self.block_size)

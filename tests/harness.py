@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from itertools import count
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
 from typing import Any, Iterable
 
 import numpy as np
@@ -26,9 +24,8 @@ from assertions import assert_equal, assert_same_bits, same_bits
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from wire.client import ExecImpl
-from wire.codec import call_fields
-from wire.server import Dispatcher, capabilities as module_capabilities
-from wire.transcript import Transcript
+from wire.record import Recorder
+from wire.server import capabilities as module_capabilities
 
 _impl_name = os.environ.get("PAGED_IMPL") or "paged"
 _exec: dict[str, ExecImpl] = {}
@@ -57,7 +54,7 @@ def impl() -> Any:
         missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]
         if missing:
             raise ImportError(f"implementation module {_impl_name!r} does not export {', '.join(missing)}")
-    return RECORDER.wrap(module) if RECORDER.path else module
+    return RECORDER.wrap(module) if RECORD_PATH else module
 
 
 def capabilities() -> frozenset[str]:
@@ -112,102 +109,8 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
                 assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer})")
 
 
-# -- recording calls as a transcript ---------------------------------------------------------------
-
-CALLS = ("add_seq", "extend", "fork", "append", "gather", "seq_len", "block_table", "free", "stats", "num_free_blocks", "close")
-
-
-class Recorder:
-    """The calls the tests make, as wire requests, since the current example began."""
-
-    def __init__(self) -> None:
-        self.path: Path | None = None
-        self.calls: list[tuple[int, str, list[str]] | str] = []  # (cache key, verb, fields), or a note
-        self.keys = count()
-        self.wrapped: dict[int, Any] = {}
-        self.written = False
-
-    def reset(self) -> None:
-        self.calls.clear()
-
-    def log(self, key: int, name: str, args: tuple[Any, ...]) -> None:
-        try:
-            self.calls.append((key, name, call_fields(name, *args)))
-        except TypeError:
-            self.calls.append(f"a Python call with no wire form (not sent): {name}{args!r}"[:300])
-
-    def wrap(self, module: Any) -> Any:
-        """A module-like object whose PagedKVCache records every call, then makes it on the real cache."""
-        if id(module) not in self.wrapped:
-            self.wrapped[id(module)] = SimpleNamespace(
-                PagedKVCache=recording_class(module.PagedKVCache, self),
-                OutOfBlocks=module.OutOfBlocks,
-                capabilities=getattr(module, "capabilities", None),
-                __file__=getattr(module, "__file__", "?"),
-                __name__=getattr(module, "__name__", "?"),
-            )
-        return self.wrapped[id(module)]
-
-    def transcript(self, meta: dict[str, str]) -> Transcript:
-        """The recorded requests, each with the oracle's answer (served by the same Dispatcher a driver would use)."""
-        reference = Dispatcher(oracle.as_impl, "oracle")
-        reference.handle("hello 1")
-        handles: dict[int, str] = {}
-        out = Transcript(meta=meta)
-        for call in self.calls:
-            if isinstance(call, str):
-                out.notes.append(call)
-                continue
-            key, name, fields = call
-            if name == "new":
-                request = " ".join(["new", *fields])
-            elif key in handles:
-                request = " ".join([name, handles[key], *fields])
-            else:
-                out.notes.append(f"a call on a cache the oracle refused to make (not sent): {name}")
-                continue
-            response = reference.handle(request)[0]
-            if name == "new" and response.startswith("ok "):
-                handles[key] = response.split(" ")[1]
-            out.steps.append((request, response))
-        return out
-
-
-def recording_class(inner: Any, recorder: Recorder) -> type:
-    class Recorded:
-        def __init__(self, *sizes: Any, prefix_caching: bool = False) -> None:
-            self._key = next(recorder.keys)
-            try:
-                fields = [str(int(s)) if not isinstance(s, bool) else "x" for s in sizes] + (["prefix_caching"] if prefix_caching else [])
-                recorder.calls.append((self._key, "new", fields))
-            except (TypeError, ValueError):
-                recorder.calls.append(f"a Python call with no wire form (not sent): PagedKVCache{sizes!r}")
-            kwargs = {"prefix_caching": True} if prefix_caching else {}
-            self._inner = inner(*sizes, **kwargs)
-
-        def __enter__(self) -> Any:
-            self._inner.__enter__()
-            return self
-
-        def __exit__(self, *exc: Any) -> Any:
-            recorder.log(self._key, "close", ())
-            return self._inner.__exit__(*exc)
-
-    def method(name: str) -> Any:
-        def call(self: Any, *args: Any) -> Any:
-            recorder.log(self._key, name, args)
-            return getattr(self._inner, name)(*args)
-
-        call.__name__ = name
-        return call
-
-    for name in CALLS:
-        setattr(Recorded, name, method(name))
-    Recorded.__name__ = Recorded.__qualname__ = "PagedKVCache"
-    return Recorded
-
-
 RECORDER = Recorder()
+RECORD_PATH: list[Path] = []  # where --transcript writes the first failure; empty when not recording
 
 
 def begin_example() -> None:
@@ -216,15 +119,18 @@ def begin_example() -> None:
 
 
 def record_to(path: str | None) -> None:
-    RECORDER.path = Path(path) if path else None
+    RECORD_PATH[:] = [Path(path)] if path else []
 
 
 def write_failure(nodeid: str, message: str) -> Path | None:
-    """Write the first failing test's recorded calls as a transcript; None when not recording or already written."""
-    if RECORDER.path is None or RECORDER.written:
+    """Write the first failing test's recorded calls as a transcript, with the oracle's answers.
+
+    None when not recording, or when a failure was written already.
+    """
+    if not RECORD_PATH:
         return None
-    RECORDER.written = True
+    path = RECORD_PATH.pop()
     first = message.strip().splitlines()[0][:200] if message.strip() else "failed"
     meta = {"id": "failure", "comment": f"{nodeid}: {first}", "impl": _impl_name}
-    RECORDER.path.write_text(RECORDER.transcript(meta).text(), encoding="ascii", errors="replace")
-    return RECORDER.path
+    path.write_text(RECORDER.transcript(meta, oracle.as_impl).text(), encoding="ascii", errors="replace")
+    return path

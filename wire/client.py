@@ -250,3 +250,34 @@ class RemoteKVCache:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+class Session:
+    """A fresh protocol session with an implementation, after `hello`: a driver process, or a Python
+    module served in-process by the Dispatcher a Python driver uses. For replaying transcripts."""
+
+    def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.capabilities: frozenset[str]
+        if spec.startswith("exec:"):
+            self.process: DriverProcess | None = DriverProcess(spec[len("exec:") :].strip(), timeout)
+            self.capabilities = self.process.capabilities
+            self.dispatcher = None
+        else:
+            import importlib
+
+            from .server import Dispatcher
+
+            self.process = None
+            self.dispatcher = Dispatcher(importlib.import_module(spec), spec)
+            self.dispatcher.handle(f"hello {VERSION}")
+            self.capabilities = frozenset(self.dispatcher.caps)
+
+    def send(self, line: str) -> str:
+        if self.process is not None:
+            return self.process.request(line)
+        assert self.dispatcher is not None
+        return self.dispatcher.handle(line)[0]
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.stop()

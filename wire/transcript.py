@@ -120,8 +120,8 @@ class Mismatch:
     why: str
 
     def __str__(self) -> str:
-        request = self.request if len(self.request) <= 200 else self.request[:200] + "..."
-        return f"request {self.step}: {request}\n  {self.why}"
+        request = self.request if len(self.request) <= 120 else self.request[:120] + "..."
+        return f"request {self.step} ({request}): {self.why}"
 
 
 def replay(transcript: Transcript, send: Callable[[str], str]) -> Mismatch | None:

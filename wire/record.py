@@ -1,0 +1,107 @@
+"""Recording Python calls on a cache as wire requests, to write them down as a transcript.
+
+`Recorder.wrap(module)` gives a module-like object whose PagedKVCache makes every call on
+the real cache and logs it as the request a driver would be sent. `transcript()` serves
+those requests from a reference implementation (the oracle) for the expected answers.
+The gate's failure files and the conformance vectors are written this way.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+from .codec import call_fields
+from .server import Dispatcher
+from .transcript import Transcript
+
+CALLS = ("add_seq", "extend", "fork", "append", "gather", "seq_len", "block_table", "free", "stats", "num_free_blocks", "close")
+
+
+class Recorder:
+    """The calls the tests make, as wire requests, since the current example began."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, str, list[str]] | str] = []  # (cache key, verb, fields), or a note
+        self.keys = count()
+        self.wrapped: dict[int, Any] = {}
+
+    def reset(self) -> None:
+        self.calls.clear()
+
+    def log(self, key: int, name: str, args: tuple[Any, ...]) -> None:
+        try:
+            self.calls.append((key, name, call_fields(name, *args)))
+        except TypeError:
+            self.calls.append(f"a Python call with no wire form (not sent): {name}{args!r}"[:300])
+
+    def wrap(self, module: Any) -> Any:
+        """A module-like object whose PagedKVCache records every call, then makes it on the real cache."""
+        if id(module) not in self.wrapped:
+            self.wrapped[id(module)] = SimpleNamespace(
+                PagedKVCache=recording_class(module.PagedKVCache, self),
+                OutOfBlocks=module.OutOfBlocks,
+                capabilities=getattr(module, "capabilities", None),
+                __file__=getattr(module, "__file__", "?"),
+                __name__=getattr(module, "__name__", "?"),
+            )
+        return self.wrapped[id(module)]
+
+    def transcript(self, meta: dict[str, str], reference_module: ModuleType) -> Transcript:
+        """The recorded requests, each with the reference's answer (served by the Dispatcher a Python driver uses)."""
+        reference = Dispatcher(reference_module, "reference")
+        reference.handle("hello 1")
+        handles: dict[int, str] = {}
+        out = Transcript(meta=meta)
+        for call in self.calls:
+            if isinstance(call, str):
+                out.notes.append(call)
+                continue
+            key, name, fields = call
+            if name == "new":
+                request = " ".join(["new", *fields])
+            elif key in handles:
+                request = " ".join([name, handles[key], *fields])
+            else:
+                out.notes.append(f"a call on a cache the oracle refused to make (not sent): {name}")
+                continue
+            response = reference.handle(request)[0]
+            if name == "new" and response.startswith("ok "):
+                handles[key] = response.split(" ")[1]
+            out.steps.append((request, response))
+        return out
+
+
+def recording_class(inner: Any, recorder: Recorder) -> type:
+    class Recorded:
+        def __init__(self, *sizes: Any, prefix_caching: bool = False) -> None:
+            self._key = next(recorder.keys)
+            try:
+                fields = [str(int(s)) if not isinstance(s, bool) else "x" for s in sizes] + (["prefix_caching"] if prefix_caching else [])
+                recorder.calls.append((self._key, "new", fields))
+            except (TypeError, ValueError):
+                recorder.calls.append(f"a Python call with no wire form (not sent): PagedKVCache{sizes!r}")
+            kwargs = {"prefix_caching": True} if prefix_caching else {}
+            self._inner = inner(*sizes, **kwargs)
+
+        def __enter__(self) -> Any:
+            self._inner.__enter__()
+            return self
+
+        def __exit__(self, *exc: Any) -> Any:
+            recorder.log(self._key, "close", ())
+            return self._inner.__exit__(*exc)
+
+    def method(name: str) -> Any:
+        def call(self: Any, *args: Any) -> Any:
+            recorder.log(self._key, name, args)
+            return getattr(self._inner, name)(*args)
+
+        call.__name__ = name
+        return call
+
+    for name in CALLS:
+        setattr(Recorded, name, method(name))
+    Recorded.__name__ = Recorded.__qualname__ = "PagedKVCache"
+    return Recorded
