@@ -10,14 +10,9 @@ import pytest
 
 from harness import assert_matches_model, same_bits, snapshot
 from oracle import ContiguousKVCache, ModelKVCache, ToyDecoder
+from strategies import seed_token
 
 pytestmark = pytest.mark.catalog
-
-
-def token(t: int) -> tuple[np.ndarray, np.ndarray]:
-    """The seed's section 3 token: K = [t + 0.5, -t], V = -K, as [H=1, T=1, D=2]."""
-    k = np.array([[[t + 0.5, -t]]], dtype=np.float32)
-    return k, -k
 
 
 def test_hand_example_block_table(impl: ModuleType) -> None:
@@ -33,7 +28,7 @@ def test_hand_example_block_table(impl: ModuleType) -> None:
         (5, [0, 1, 2], (1, 3)),
     ]
     for t, (length, table, (free, used)) in enumerate(seed_table):
-        cache.append(0, 0, *token(t))
+        cache.append(0, 0, *seed_token(t))
         assert cache.seq_len(0) == length
         assert cache.block_table(0).tolist() == table, f"after token {t}"
         stats = cache.stats()
@@ -50,7 +45,7 @@ def test_hand_example_block_table(impl: ModuleType) -> None:
     cache.fork(0, 1)
     assert cache.stats()["used"] == 3
     assert cache.block_table(1).tolist() == [0, 1, 2]
-    cache.append(1, 0, *token(5))
+    cache.append(1, 0, *seed_token(5))
     assert cache.stats()["used"] == 4
     assert cache.block_table(1).tolist() == [0, 1, 3]
     assert cache.block_table(0).tolist() == [0, 1, 2]
@@ -130,7 +125,7 @@ def test_layers_keep_independent_lengths(impl: ModuleType) -> None:
 def _prompt(cache: Any, seq: int, n: int, layers: int = 1) -> None:
     for t in range(n):
         for layer in range(layers):
-            k, v = token(t + 10 * layer)
+            k, v = seed_token(t + 10 * layer)
             cache.append(seq, layer, k, v)
 
 
@@ -145,7 +140,7 @@ def test_fork_shares_until_a_write(impl: ModuleType) -> None:
     assert cache.block_table(1).tolist() == [0, 1, 2]
     assert [cache.seq_len(1, layer) for layer in range(2)] == [5, 5]
 
-    cache.append(1, 1, *token(99))  # the child writes layer 1 into shared block 2
+    cache.append(1, 1, *seed_token(99))  # the child writes layer 1 into shared block 2
     assert cache.block_table(1).tolist() == [0, 1, 3], "only the partial block is copied"
     assert cache.stats()["used"] == 4
     assert snapshot(cache, [0], 2) == {**before, "stats": cache.stats(), "free": cache.num_free_blocks()}
@@ -153,9 +148,9 @@ def test_fork_shares_until_a_write(impl: ModuleType) -> None:
     assert same_bits(cache.gather(1, 0)[0], cache.gather(0, 0)[0])
     assert cache.gather(1, 1)[0][0, :, 0].tolist() == [10.5, 11.5, 12.5, 13.5, 14.5, 99.5]
 
-    cache.append(1, 0, *token(98))  # block 3 is the child's own now: written in place
+    cache.append(1, 0, *seed_token(98))  # block 3 is the child's own now: written in place
     assert cache.block_table(1).tolist() == [0, 1, 3] and cache.stats()["used"] == 4
-    cache.append(0, 0, *token(97))  # the parent's block 2 has one holder again: no copy
+    cache.append(0, 0, *seed_token(97))  # the parent's block 2 has one holder again: no copy
     assert cache.block_table(0).tolist() == [0, 1, 2] and cache.stats()["used"] == 4
     assert cache.gather(1, 0)[0][0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5, 98.5]
     assert cache.gather(0, 0)[0][0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5, 97.5]
@@ -167,7 +162,7 @@ def test_free_restores_the_pool(impl: ModuleType) -> None:
     cache.add_seq(0)
     _prompt(cache, 0, 5)
     cache.fork(0, 1)
-    cache.append(1, 0, *token(5))  # copies block 2: the child holds 0, 1, 3
+    cache.append(1, 0, *seed_token(5))  # copies block 2: the child holds 0, 1, 3
     assert cache.stats()["used"] == 4
     cache.free(0)
     assert cache.stats()["used"] == 3, "blocks 0 and 1 are still the child's; block 2 was the parent's alone"

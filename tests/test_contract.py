@@ -11,12 +11,7 @@ import pytest
 
 from harness import assert_matches_model, same_bits, snapshot
 from oracle import ContiguousKVCache, ModelKVCache
-
-
-def chunk(n: int, seed: int, heads: int = 2, dims: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    k = rng.standard_normal((heads, n, dims)).astype(np.float32)
-    return k, k * 2 + 1
+from strategies import make_chunk
 
 
 def both(impl: ModuleType, *sizes: int) -> tuple[Any, ModelKVCache]:
@@ -35,7 +30,7 @@ def run(caches: tuple[Any, ...], call: str, *args: Any) -> None:
 def test_changing_a_gathered_array_never_changes_the_cache(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(8, 4, 1, 2, 3)
     cache.add_seq(0)
-    cache.append(0, 0, *chunk(6, 1))
+    cache.append(0, 0, *make_chunk(2, 6, 3, 1))
     k, v = cache.gather(0, 0)
     want_k, want_v = k.copy(), v.copy()
     k[...] = 7
@@ -50,13 +45,13 @@ def test_changing_a_gathered_array_never_changes_the_cache(impl: ModuleType) -> 
 def test_changing_a_returned_table_never_changes_the_cache(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(8, 2, 1, 2, 3)
     cache.add_seq(0)
-    cache.append(0, 0, *chunk(5, 2))
+    cache.append(0, 0, *make_chunk(2, 5, 3, 2))
     table = cache.block_table(0)
     assert table.dtype == np.int32 and table.ndim == 1
     before = snapshot(cache, [0], 1)
     table[:] = [5, 6, 7]
     assert snapshot(cache, [0], 1) == before
-    cache.append(0, 0, *chunk(2, 3))  # grows the table: the old array does not follow
+    cache.append(0, 0, *make_chunk(2, 2, 3, 3))  # grows the table: the old array does not follow
     assert table.tolist() == [5, 6, 7]
     assert cache.block_table(0).tolist() == [0, 1, 2, 3]
 
@@ -66,17 +61,17 @@ def test_later_writes_never_change_an_earlier_gather(impl: ModuleType) -> None:
     """Appends, copy on write, frees and block reuse after a gather leave the gathered arrays as they were."""
     cache = impl.PagedKVCache(4, 2, 2, 2, 3)
     cache.add_seq(0)
-    cache.append(0, 0, *chunk(3, 4))
-    cache.append(0, 1, *chunk(1, 5))
+    cache.append(0, 0, *make_chunk(2, 3, 3, 4))
+    cache.append(0, 1, *make_chunk(2, 1, 3, 5))
     k0, v0 = cache.gather(0, 0)
     k1, v1 = cache.gather(0, 1)
     kept = [a.copy() for a in (k0, v0, k1, v1)]
     cache.fork(0, 1)
-    cache.append(1, 0, *chunk(1, 6))  # copy on write of block 1
-    cache.append(0, 1, *chunk(2, 7))
+    cache.append(1, 0, *make_chunk(2, 1, 3, 6))  # copy on write of block 1
+    cache.append(0, 1, *make_chunk(2, 2, 3, 7))
     cache.free(0)
     cache.add_seq(2)
-    cache.append(2, 0, *chunk(4, 8))  # reuses the freed blocks
+    cache.append(2, 0, *make_chunk(2, 4, 3, 8))  # reuses the freed blocks
     for got, want in zip((k0, v0, k1, v1), kept):
         assert same_bits(got, want)
 
@@ -85,7 +80,7 @@ def test_later_writes_never_change_an_earlier_gather(impl: ModuleType) -> None:
 def test_appended_arrays_are_copied_not_kept(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(4, 2, 1, 2, 3)
     cache.add_seq(0)
-    k, v = chunk(3, 9)
+    k, v = make_chunk(2, 3, 3, 9)
     k16, v16 = k.astype(np.float16), v.astype(np.float16)
     cache.append(0, 0, k16, v16)
     want = [a.copy() for a in (k16, v16)]
@@ -115,7 +110,7 @@ AFTER_CLOSE: list[Any] = [
 def test_every_call_after_close_raises_value_error(impl: ModuleType, name: str, call: Callable[[Any], object]) -> None:
     cache = impl.PagedKVCache(4, 2, 1, 2, 3)
     cache.add_seq(0)
-    cache.append(0, 0, *chunk(1, 0))
+    cache.append(0, 0, *make_chunk(2, 1, 3, 0))
     cache.close()
     with pytest.raises(ValueError):
         call(cache)
@@ -147,16 +142,16 @@ def test_allocation_takes_the_lowest_free_block_after_frees_and_copies(impl: Mod
     cache, model = both(impl, 12, 2, 2, 2, 3)
     for s in (0, 1, 2):
         run((cache, model), "add_seq", s)
-        run((cache, model), "append", s, 0, *chunk(3, s))  # 0: [0, 1], 1: [2, 3], 2: [4, 5]
+        run((cache, model), "append", s, 0, *make_chunk(2, 3, 3, s))  # 0: [0, 1], 1: [2, 3], 2: [4, 5]
     assert [cache.block_table(s).tolist() for s in (0, 1, 2)] == [[0, 1], [2, 3], [4, 5]]
     run((cache, model), "free", 1)  # 2 and 3 free again; 6.. never used
     run((cache, model), "fork", 0, 3)
-    run((cache, model), "append", 3, 0, *chunk(4, 9))  # copy of block 1, then two new blocks
+    run((cache, model), "append", 3, 0, *make_chunk(2, 4, 3, 9))  # copy of block 1, then two new blocks
     assert cache.block_table(3).tolist() == [0, 2, 3, 6]
     run((cache, model), "free", 0)  # block 1 returns; block 0 is still seq 3's
-    run((cache, model), "append", 3, 1, *chunk(7, 10))  # layer 1 writes blocks 0, 2, 3, 6 (no sharing) then index 4 → 1
+    run((cache, model), "append", 3, 1, *make_chunk(2, 7, 3, 10))  # layer 1 writes blocks 0, 2, 3, 6 (no sharing) then index 4 → 1
     assert cache.block_table(3).tolist() == [0, 2, 3, 6]
-    run((cache, model), "append", 3, 1, *chunk(2, 11))
+    run((cache, model), "append", 3, 1, *make_chunk(2, 2, 3, 11))
     assert cache.block_table(3).tolist() == [0, 2, 3, 6, 1]
     assert_matches_model(cache, model)
 
@@ -165,9 +160,9 @@ def test_copy_on_write_across_layers(impl: ModuleType) -> None:
     """A layer that catches up inside shared blocks copies each of them, in position order."""
     cache, model = both(impl, 12, 2, 2, 1, 2)
     run((cache, model), "add_seq", 0)
-    run((cache, model), "append", 0, 0, *chunk(6, 1, heads=1, dims=2))  # blocks 0, 1, 2 for layer 0
+    run((cache, model), "append", 0, 0, *make_chunk(1, 6, 2, 1))  # blocks 0, 1, 2 for layer 0
     run((cache, model), "fork", 0, 1)
-    run((cache, model), "append", 1, 1, *chunk(5, 2, heads=1, dims=2))  # layer 1 touches blocks 0, 1, 2: all shared
+    run((cache, model), "append", 1, 1, *make_chunk(1, 5, 2, 2))  # layer 1 touches blocks 0, 1, 2: all shared
     assert cache.block_table(1).tolist() == [3, 4, 5]
     assert cache.block_table(0).tolist() == [0, 1, 2]
     assert_matches_model(cache, model)
@@ -185,7 +180,7 @@ def test_a_layer_with_no_positions_gathers_empty(impl: ModuleType) -> None:
     for layer in range(3):
         k, v = cache.gather(0, layer)
         assert k.shape == v.shape == (2, 0, 5) and k.dtype == v.dtype == np.float16
-    cache.append(0, 1, *chunk(3, 1, dims=5))
+    cache.append(0, 1, *make_chunk(2, 3, 5, 1))
     cache.fork(0, 1)
     for s in (0, 1):
         assert cache.gather(s, 0)[0].shape == (2, 0, 5)
@@ -248,7 +243,7 @@ def test_values_round_as_the_contiguous_float16_cache_stores_them(impl: ModuleTy
 def test_numpy_integer_ids_and_layers_are_integers(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(np.int64(4), np.int32(2), np.int16(2), np.uint8(2), np.int64(3))
     cache.add_seq(np.int64(7))
-    cache.append(np.int32(7), np.int64(1), *chunk(3, 1))
+    cache.append(np.int32(7), np.int64(1), *make_chunk(2, 3, 3, 1))
     cache.fork(np.int64(7), np.uint16(8))
     assert cache.seq_len(8, np.int8(1)) == 3
     assert cache.block_table(np.int64(8)).tolist() == [0, 1]
@@ -259,7 +254,7 @@ def test_numpy_integer_ids_and_layers_are_integers(impl: ModuleType) -> None:
 def test_stats_are_plain_ints_that_add_up(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(5, 2, 1, 2, 3)
     cache.add_seq(0)
-    cache.append(0, 0, *chunk(3, 1))
+    cache.append(0, 0, *make_chunk(2, 3, 3, 1))
     stats = cache.stats()
     assert set(stats) == {"free", "used", "cached", "evictions"}
     assert all(type(value) is int for value in stats.values()), stats

@@ -6,13 +6,9 @@ import numpy as np
 import pytest
 
 from oracle import ContiguousKVCache, ModelKVCache, OutOfBlocks, ToyDecoder
+from strategies import seed_token
 
 pytestmark = pytest.mark.oracle
-
-
-def tok(t: float) -> tuple[np.ndarray, np.ndarray]:
-    k = np.array([[[t + 0.5, -t]]])
-    return k, -k
 
 
 def test_model_follows_the_seed_worked_example() -> None:
@@ -21,17 +17,17 @@ def test_model_follows_the_seed_worked_example() -> None:
     model.add_seq(0)
     rows = [(1, [0], 3), (2, [0], 3), (3, [0, 1], 2), (4, [0, 1], 2), (5, [0, 1, 2], 1)]
     for t, (length, table, free) in enumerate(rows):
-        model.append(0, 0, *tok(t))
+        model.append(0, 0, *seed_token(t, "float64"))
         assert (model.seq_len(0), model.block_table(0).tolist(), model.num_free_blocks()) == (length, table, free)
     assert model.gather(0, 0)[0][0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5]
     model.fork(0, 1)
     assert model.stats() == {"free": 1, "used": 3, "cached": 0, "evictions": 0}
     assert [model.holders(b) for b in range(4)] == [2, 2, 2, 0]
-    model.append(1, 0, *tok(5))
+    model.append(1, 0, *seed_token(5, "float64"))
     assert model.block_table(1).tolist() == [0, 1, 3] and model.block_table(0).tolist() == [0, 1, 2]
     assert model.gather(0, 0)[0].shape == (1, 5, 2) and model.gather(1, 0)[0].shape == (1, 6, 2)
     with pytest.raises(OutOfBlocks):  # seq 0's block 2 is its own, but position 6 of seq 1 needs a new block
-        model.append(1, 0, *tok(6))
+        model.append(1, 0, *seed_token(6, "float64"))
     assert issubclass(OutOfBlocks, RuntimeError)
 
 
@@ -92,16 +88,16 @@ def test_contiguous_cache_by_hand() -> None:
     cache = ContiguousKVCache(4, 2, 1, 2)
     cache.add_seq(0)
     for t in range(3):
-        cache.append(0, 0, *tok(t))
+        cache.append(0, 0, *seed_token(t, "float64"))
     k, v = cache.gather(0, 0)
     assert k.dtype == np.float16 and k[0, :, 0].tolist() == [0.5, 1.5, 2.5] and v[0, :, 1].tolist() == [0, 1, 2]
     assert cache.gather(0, 1)[0].shape == (1, 0, 2)
     cache.fork(0, 1)
-    cache.append(1, 0, *tok(9))
+    cache.append(1, 0, *seed_token(9, "float64"))
     assert cache.seq_len(0) == 3 and cache.seq_len(1) == 4, "a fork is a full, independent copy"
     assert cache.nbytes() == 2 * 2 * (2 * 1 * 4 * 2 * 2)  # two sequences, K and V, [L, H, max_len, D] float16
     with pytest.raises(ValueError):
-        cache.append(1, 0, *tok(10))  # past max_len
+        cache.append(1, 0, *seed_token(10, "float64"))  # past max_len
     k = np.array([[[1 + 2**-11, 70000.0]]])
     with np.errstate(over="ignore"):
         cache.append(0, 1, k, k)

@@ -20,14 +20,10 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 import harness
-from test_stateful import INPUT_DTYPES, make_chunk
+from strategies import INPUT_DTYPES, blocks_needed, geometries, held_elsewhere, make_chunk
 
-GEOMETRY = st.tuples(
-    st.integers(1, 5),  # block_size
-    st.integers(1, 3),  # n_layers
-    st.integers(1, 2),  # n_kv_heads
-    st.integers(1, 3),  # d_head
-)
+# (block_size, n_layers, n_kv_heads, d_head): each test sizes its own pool.
+GEOMETRY = geometries(num_blocks=st.just(1)).map(lambda g: tuple(g[1:]))
 
 # (seq index, layer index (mod L), tokens, seed, dtype, tricky)
 APPEND = st.tuples(
@@ -36,6 +32,7 @@ APPEND = st.tuples(
 
 
 def new_cache(num_blocks: int, geometry: tuple[int, int, int, int]) -> Any:
+    harness.begin_example()  # each example makes one cache: its calls are the transcript of a failure
     return harness.impl().PagedKVCache(num_blocks, *geometry)
 
 
@@ -45,17 +42,10 @@ def expected_gather(chunks: list[np.ndarray], heads: int, dims: int) -> np.ndarr
     return np.concatenate([c.astype(np.float16) for c in chunks], axis=1)
 
 
-def blocks_needed(cache: Any, live: list[int], seq: int, layer: int, tokens: int, block_size: int) -> int:
+def public_blocks_needed(cache: Any, live: list[int], seq: int, layer: int, tokens: int, block_size: int) -> int:
     """From public calls only: blocks an append would take (copies of blocks another live table holds, plus new ones)."""
-    table = cache.block_table(seq).tolist()
-    others: set[int] = set()
-    for s in live:
-        if s != seq:
-            others.update(cache.block_table(s).tolist())
-    start = cache.seq_len(seq, layer)
-    first, last = start // block_size, (start + tokens - 1) // block_size
-    copies = sum(1 for i in range(first, min(last + 1, len(table))) if table[i] in others)
-    return copies + max(0, last + 1 - len(table))
+    others = held_elsewhere(cache.block_table(s).tolist() for s in live if s != seq)
+    return blocks_needed(cache.block_table(seq).tolist(), others, cache.seq_len(seq, layer), tokens, block_size)
 
 
 # -- 1 ---------------------------------------------------------------------------------------------
@@ -225,7 +215,7 @@ def test_an_out_of_blocks_append_changes_nothing(
     seq, li = live[pick % len(live)], layer % n_layers
     free = cache.num_free_blocks()
     tokens = 1
-    while blocks_needed(cache, live, seq, li, tokens, bs) < free + excess:
+    while public_blocks_needed(cache, live, seq, li, tokens, bs) < free + excess:
         tokens += 1
     note(f"append of {tokens} tokens to sequence {seq} layer {li} needs {free + excess} blocks, {free} free")
     before = harness.snapshot(cache, live, n_layers)
@@ -233,9 +223,9 @@ def test_an_out_of_blocks_append_changes_nothing(
         cache.append(seq, li, *make_chunk(heads, tokens, dims, seed, dtype, False))
     assert harness.snapshot(cache, live, n_layers) == before
     # and the cache still works: the largest append that fits succeeds
-    while tokens > 1 and blocks_needed(cache, live, seq, li, tokens, bs) > free:
+    while tokens > 1 and public_blocks_needed(cache, live, seq, li, tokens, bs) > free:
         tokens -= 1
-    if blocks_needed(cache, live, seq, li, tokens, bs) <= free:
+    if public_blocks_needed(cache, live, seq, li, tokens, bs) <= free:
         k, v = make_chunk(heads, tokens, dims, seed, dtype, False)
         old_k, old_v = cache.gather(seq, li)
         cache.append(seq, li, k, v)

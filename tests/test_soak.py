@@ -24,6 +24,7 @@ import pytest
 import harness
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
+from strategies import make_chunk
 
 pytestmark = pytest.mark.slow
 
@@ -82,8 +83,7 @@ class Soak:
         return True
 
     def chunk(self, tokens: int) -> tuple[np.ndarray, np.ndarray]:
-        shape = (N_HEADS, tokens, D_HEAD)
-        return self.rng.standard_normal(shape, dtype=np.float32), self.rng.standard_normal(shape, dtype=np.float32)
+        return make_chunk(N_HEADS, tokens, D_HEAD, int(self.rng.integers(2**32)))
 
     # -- the serving loop ---------------------------------------------------------------------------
 

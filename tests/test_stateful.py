@@ -24,7 +24,6 @@ closes, and checks that every call after close raises ValueError.
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any, Callable
 
 import numpy as np
@@ -44,93 +43,11 @@ from hypothesis.stateful import (
 import harness
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
+from strategies import INPUT_DTYPES, Geometry, geometries, make_chunk, model_blocks_needed, tokens_needing
 
 pytestmark = pytest.mark.stateful
 
-# -- chunks ---------------------------------------------------------------------------------
-
-INPUT_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16")
-
-# Values whose float16 rounding is a trap: ties to even (1 + 2^-11), subnormals and underflow,
-# the largest finite value and values that round down onto it, negative zero, integers above
-# 2048; and values just above a tie by less than float32 can hold, which round up only if a
-# float64 is rounded once (through float32 they become the tie and round to even, down).
-TRICKY = np.array(
-    [
-        1 + 2**-12, 1 + 2**-11, 1 + 3 * 2**-11, 2049.0, 4097.0, 65504.0, 65519.0, 2.0**-24, 2.0**-25,
-        3 * 2.0**-26, 2.0**-14 - 2.0**-25, -0.0, 0.1, 1 / 3, 1e-8, 1024.75, 7.0,
-        1 + 2**-11 + 2**-30, 2049 + 2**-20, 1024.5 + 2**-30, 2.0**-25 + 2.0**-50,  # double-rounding traps
-    ],
-    dtype=np.float64,
-)
-TRICKY_INTS = np.array([2049, 2051, 4097, -4097, 65503, 65504, -65504, 32767, -32768, 255, 127, -128, 0, 1])
-
-
-def make_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, tricky: bool) -> np.ndarray:
-    """One array of `dtype`, reproducible from the generator's state; every value fits float16's range."""
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        if tricky:
-            vals = rng.choice(TRICKY, size=shape) * rng.choice([1.0, -1.0], size=shape)
-        else:
-            vals = rng.standard_normal(shape) * float(rng.choice([1e-3, 1.0, 300.0]))
-        return vals.astype(dt)
-    info = np.iinfo(dt)
-    lo, hi = max(int(info.min), -65504), min(int(info.max), 65504)
-    if tricky:
-        pool = TRICKY_INTS[(TRICKY_INTS >= lo) & (TRICKY_INTS <= hi)]
-        return rng.choice(pool, size=shape).astype(dt)
-    return rng.integers(lo, hi, size=shape, endpoint=True).astype(dt)
-
-
-def make_chunk(heads: int, tokens: int, dims: int, seed: int, dtype: str, tricky: bool) -> tuple[np.ndarray, np.ndarray]:
-    """k and v `[heads, tokens, dims]` of `dtype`, different from each other, built from the seed."""
-    rng = np.random.default_rng(seed)
-    shape = (heads, tokens, dims)
-    return make_values(rng, shape, dtype, tricky), make_values(rng, shape, dtype, tricky)
-
-
-# -- the model's arithmetic for sizing appends -------------------------------------------------------
-
-
-def blocks_needed(model: ModelKVCache, seq: int, layer: int, tokens: int) -> int:
-    """How many blocks (copies of shared blocks plus new ones) appending `tokens` would take."""
-    table = model.tables[seq]
-    bs = model.block_size
-    start = model.seq_len(seq, layer)
-    first, last = start // bs, (start + tokens - 1) // bs
-    copies = sum(1 for i in range(first, min(last + 1, len(table))) if model.holders(table[i]) > 1)
-    return copies + max(0, last + 1 - len(table))
-
-
-def tokens_needing(model: ModelKVCache, seq: int, layer: int, blocks: int, longest: bool) -> int | None:
-    """The fewest (or most) tokens whose append needs exactly `blocks` blocks; None if none does."""
-    bs = model.block_size
-    limit = (len(model.tables[seq]) + blocks + 2) * bs
-    found = None
-    for t in range(1, limit + 1):
-        n = blocks_needed(model, seq, layer, t)
-        if n == blocks:
-            found = t
-            if not longest:
-                return t
-        elif n > blocks:
-            break
-    return found
-
-
-# -- geometry ---------------------------------------------------------------------------------------
-
-GEOMETRY = st.fixed_dictionaries(
-    {
-        "num_blocks": st.one_of(st.integers(1, 3), st.integers(4, 16), st.integers(16, 64)),
-        "block_size": st.one_of(st.just(1), st.integers(1, 4)),
-        "n_layers": st.integers(1, 3),
-        "n_kv_heads": st.integers(1, 2),
-        "d_head": st.integers(1, 3),
-    }
-)
-
+GEOMETRY = geometries()
 SEQ_IDS = st.integers(0, 11)  # ids 12 and above are never added
 LAYERS = st.integers(0, 2)  # taken modulo n_layers
 TOKENS = st.one_of(st.integers(1, 2), st.integers(1, 4), st.integers(1, 13))
@@ -240,13 +157,12 @@ class CacheMachine(RuleBasedStateMachine):
 
     @initialize(target=seqs, geometry=GEOMETRY, n_seqs=st.integers(1, 3))
     @step
-    def new_cache(self, geometry: dict[str, int], n_seqs: int) -> Any:
+    def new_cache(self, geometry: Geometry, n_seqs: int) -> Any:
         """A cache of the drawn geometry, with sequences 0 .. n_seqs-1 added (so every rule has one to work on)."""
         module = harness.impl()
         assert issubclass(module.OutOfBlocks, RuntimeError)
-        g = geometry
-        self.model = ModelKVCache(g["num_blocks"], g["block_size"], g["n_layers"], g["n_kv_heads"], g["d_head"])
-        self.cache = module.PagedKVCache(g["num_blocks"], g["block_size"], g["n_layers"], g["n_kv_heads"], g["d_head"])
+        self.model = ModelKVCache(*geometry)
+        self.cache = module.PagedKVCache(*geometry)
         for s in range(n_seqs):
             self.call("add_seq", s)
         return multiple(*range(n_seqs))
@@ -340,12 +256,18 @@ class CacheMachine(RuleBasedStateMachine):
         """
         assert self.model is not None
         li = self.layer(layer)
-        free = self.model.num_free_blocks()
+        model = self.model
+        free = model.num_free_blocks()
+        limit = (len(model.tables[seq]) + free + 3) * model.block_size
+
+        def needed(tokens: int) -> int:
+            return model_blocks_needed(model, seq, li, tokens)
+
         if size == "one block too many":
-            tokens = tokens_needing(self.model, seq, li, free + 1, longest)
+            tokens = tokens_needing(needed, free + 1, limit, longest)
             assert tokens is not None  # needs grow by at most one per block touched, from at most one
         else:
-            tokens = tokens_needing(self.model, seq, li, free, longest) or 1
+            tokens = tokens_needing(needed, free, limit, longest) or 1
         k, v = self.chunk(tokens, seed, dtype)
         error = self.append(seq, li, k, v)
         if size == "one block too many":
