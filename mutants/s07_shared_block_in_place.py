@@ -11,7 +11,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        shared = [i for i in range(first, min(last + 1, len(table))) if alloc.is_shared(table[i])]\n",
+            "        shared = alloc.shared(table, first, last + 1)\n",
             "        shared: list[int] = []\n",
         ),
     ),

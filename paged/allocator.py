@@ -45,8 +45,10 @@ class BlockAllocator:
         self._refs[block] = 1
         return block
 
-    def is_shared(self, block: int) -> bool:
-        return self._refs[block] > 1
+    def shared(self, table: list[int], start: int, stop: int) -> list[int]:
+        """The indices i in start .. stop-1 (those within the table) whose block table[i] has more than one holder."""
+        refs = self._refs
+        return [i for i in range(start, min(stop, len(table))) if refs[table[i]] > 1]
 
     def incref(self, block: int) -> None:
         """One more holder of a block that already has one (a fork)."""

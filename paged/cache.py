@@ -83,8 +83,8 @@ class PagedKVCache:
 
     Who touches what: only `append` writes the pools (through `_copy_block` and `_write`);
     reference counts and the free pool change only inside `BlockAllocator`, through
-    `allocate`, `incref` and `decref`; `_seqs` and its `_Seq` objects are this class's own;
-    `block_table` and `gather` return new arrays, never views of the cache.
+    `allocate`, `incref` and `decref` (`shared` only reads them); `_seqs` and its `_Seq`
+    objects are this class's own; `block_table` and `gather` return new arrays, never views.
     """
 
     _closed = False  # set by close(); a class default, so __init__ has nothing to undo on failure
@@ -167,7 +167,7 @@ class PagedKVCache:
         bs = self.block_size
         first, last = start // bs, (start + tokens - 1) // bs
         alloc = self._alloc
-        shared = [i for i in range(first, min(last + 1, len(table))) if alloc.is_shared(table[i])]
+        shared = alloc.shared(table, first, last + 1)
         needed = len(shared) + max(0, last + 1 - len(table))
         if needed > alloc.num_free:
             raise OutOfBlocks(
@@ -199,14 +199,15 @@ class PagedKVCache:
             else:  # whole blocks
                 blocks = np.array(seq.table[first : first + width // bs])
                 for pool, out in ((k_pool, k_out), (v_pool, v_out)):
+                    heads = out[:, off : off + width].reshape(self.n_kv_heads, -1, bs, self.d_head)
                     for h in range(self.n_kv_heads):
-                        # One head's [B, D] slabs, in table order, into out[h], which is contiguous
-                        # (out[:, a:b] is not, once a tail follows). np.take copies straight into a
-                        # contiguous `out` only with mode="clip" (the ids are live blocks, always in
-                        # range); with the default "raise", or into a strided `out`, it fills a
-                        # temporary and copies that: about 2x the time. Hence the loop and the mode.
-                        dest = out[h, off : off + width].reshape(-1, bs, self.d_head)
-                        np.take(pool[h], blocks, axis=0, out=dest, mode="clip")
+                        # One head's [B, D] slabs, in table order, into heads[h], which is contiguous
+                        # (heads is not, once a tail follows). take copies straight into a contiguous
+                        # `out` only with mode "clip" (the ids are live blocks, always in range); with
+                        # the default "raise", or into a strided `out`, it fills a temporary and copies
+                        # that: about 2x the time. Hence the loop and the mode. (The method, with
+                        # positional arguments: np.take(...) costs 2 us more per call.)
+                        pool[h].take(blocks, 0, heads[h], "clip")
         return k_out, v_out
 
     # -- inspection -------------------------------------------------------------------------
@@ -272,9 +273,16 @@ class PagedKVCache:
                 v_pool[:, block, lo : lo + width] = v_src
             else:  # whole blocks
                 blocks = np.array(table[first : first + width // bs])
-                for pool, src in ((k_pool, k_src), (v_pool, v_src)):
-                    for h in range(self.n_kv_heads):
-                        # One head's [B, D] slabs, in table order: per head, each index is one
-                        # contiguous slab; every head at once is about 1.3x the time when the
-                        # blocks are scattered. Hence the loop.
-                        pool[h][blocks] = src[h].reshape(-1, bs, self.d_head)
+                shape = (self.n_kv_heads, -1, bs, self.d_head)  # [H, blocks, B, D]
+                if (np.diff(blocks) == 1).all():  # ids b, b+1, ...: one slice of each pool, every head
+                    run = slice(blocks[0], blocks[0] + len(blocks))
+                    k_pool[:, run] = k_src.reshape(shape)
+                    v_pool[:, run] = v_src.reshape(shape)
+                else:
+                    for pool, src in ((k_pool, k_src), (v_pool, v_src)):
+                        heads = src.reshape(shape)
+                        for h in range(self.n_kv_heads):
+                            # One head's [B, D] slabs, in table order: per head, each index is one
+                            # contiguous slab; every head at once is about 1.3x the time when the
+                            # blocks are scattered. Hence the loop.
+                            pool[h][blocks] = heads[h]
