@@ -6,6 +6,12 @@ are no reference counts and no block storage: a block's holders are the live
 tables that list it, the free blocks are those no table lists, and a copy on write
 is just a new id in the writer's list. `gather` stacks the token lists, so it is
 right whatever the blocks hold. Never imports `paged`.
+
+Prefix caching (CONTRACT.md "Prefix caching (opt-in)") adds three plain things: the
+token ids each sequence has declared, a registry from each key (the whole prefix of
+token ids a full block ends) to its block and that block's K and V per layer, and the
+list of cached blocks (registered, no holder) in the order they became cached. A hit
+copies the registry's data into the new sequence's token lists; eviction drops a key.
 """
 
 from __future__ import annotations
@@ -26,6 +32,18 @@ def _integer(value: Any, what: str) -> int:
     return int(value)
 
 
+def _token_ids(tokens: Any) -> list[int]:
+    """Token ids: integers (bool excluded) >= 0."""
+    try:
+        items = list(tokens)
+    except TypeError:
+        raise TypeError(f"tokens must be a sequence of integers, got {tokens!r}") from None
+    ids = [_integer(t, "token id") for t in items]
+    if any(t < 0 for t in ids):
+        raise ValueError(f"token ids must be >= 0, got {min(ids)}")
+    return ids
+
+
 def _real_array(x: Any, what: str) -> np.ndarray:
     arr = np.asarray(x)
     is_real = np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
@@ -37,15 +55,25 @@ def _real_array(x: Any, what: str) -> np.ndarray:
 class ModelKVCache:
     """What every call of CONTRACT.md returns and raises, written for clarity, not speed."""
 
-    def __init__(self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int) -> None:
+    def __init__(
+        self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
+    ) -> None:
         sizes = [num_blocks, block_size, n_layers, n_kv_heads, d_head]
         names = ["num_blocks", "block_size", "n_layers", "n_kv_heads", "d_head"]
         for name, size in zip(names, sizes):
             if _integer(size, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+        if not isinstance(prefix_caching, bool):
+            raise TypeError(f"prefix_caching must be a bool, got {prefix_caching!r}")
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = (int(s) for s in sizes)
+        self.prefix_caching = prefix_caching
         self.tokens: dict[int, list[list[tuple[np.ndarray, np.ndarray]]]] = {}  # seq -> layer -> tokens
         self.tables: dict[int, list[int]] = {}  # seq -> block ids in position order
+        self.declared: dict[int, list[int]] = {}  # seq -> the token ids of its positions, as far as declared
+        # key (token ids of positions 0 .. (i+1)B-1) -> (the block registered under it, its K and V per layer)
+        self.registry: dict[tuple[int, ...], tuple[int, list[list[tuple[np.ndarray, np.ndarray]]]]] = {}
+        self.cached: list[int] = []  # registered blocks no table holds, oldest first (the eviction order)
+        self.evictions = 0
         self.closed = False
 
     # -- derived facts ------------------------------------------------------------------
@@ -53,9 +81,27 @@ class ModelKVCache:
     def holders(self, block: int) -> int:
         return sum(table.count(block) for table in self.tables.values())
 
+    def registered(self) -> set[int]:
+        return {block for block, _ in self.registry.values()}
+
     def free_blocks(self) -> list[int]:
+        """Blocks with no holder and no key, lowest first."""
         held = {b for table in self.tables.values() for b in table}
-        return [b for b in range(self.num_blocks) if b not in held]
+        registered = self.registered()
+        return [b for b in range(self.num_blocks) if b not in held and b not in registered]
+
+    def evict(self, block: int) -> None:
+        """Take a cached block for reuse: its key goes."""
+        self.cached.remove(block)
+        self.registry = {key: entry for key, entry in self.registry.items() if entry[0] != block}
+        self.evictions += 1
+
+    def hit(self, tokens: list[int]) -> list[int]:
+        """The longest run of registered keys tokens[:B], tokens[:2B], ... whose blocks end before the last token."""
+        bs, blocks = self.block_size, []
+        while (len(blocks) + 1) * bs <= len(tokens) - 1 and tuple(tokens[: (len(blocks) + 1) * bs]) in self.registry:
+            blocks.append(self.registry[tuple(tokens[: (len(blocks) + 1) * bs])][0])
+        return blocks
 
     # -- checks ---------------------------------------------------------------------------
 
@@ -84,17 +130,36 @@ class ModelKVCache:
 
     # -- the contract ----------------------------------------------------------------------
 
-    def add_seq(self, seq_id: int) -> None:
+    def add_seq(self, seq_id: int, tokens: Any = ()) -> int:
         self._open()
         sid = self._new(seq_id)
+        ids = _token_ids(tokens)
         self.tokens[sid] = [[] for _ in range(self.n_layers)]
         self.tables[sid] = []
+        self.declared[sid] = ids if self.prefix_caching else []
+        if not self.prefix_caching:
+            return 0
+        for block in self.hit(ids):
+            key = tuple(ids[: (len(self.tables[sid]) + 1) * self.block_size])
+            for layer in range(self.n_layers):
+                self.tokens[sid][layer] += self.registry[key][1][layer]
+            self.tables[sid].append(block)
+            if block in self.cached:
+                self.cached.remove(block)
+        return len(self.tables[sid]) * self.block_size
+
+    def extend(self, seq_id: int, tokens: Any) -> None:
+        sid = self._live(seq_id)
+        ids = _token_ids(tokens)
+        if self.prefix_caching:
+            self.declared[sid] += ids
 
     def fork(self, parent: int, child: int) -> None:
         pid = self._live(parent)
         cid = self._new(child)
         self.tokens[cid] = [list(layer) for layer in self.tokens[pid]]
         self.tables[cid] = list(self.tables[pid])
+        self.declared[cid] = list(self.declared[pid])
 
     def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
         sid = self._live(seq_id)
@@ -108,21 +173,43 @@ class ModelKVCache:
         table = self.tables[sid]
         start = len(self.tokens[sid][li])
         end = start + k.shape[1]  # one past the last position written
+        if self.prefix_caching and end > len(self.declared[sid]):
+            raise ValueError(f"positions up to {end - 1} need declared token ids; {len(self.declared[sid])} are declared")
         touched = range(start // self.block_size, (end - 1) // self.block_size + 1)
         needs_copy = {i for i in touched if i < len(table) and self.holders(table[i]) > 1}
         needs_new = {i for i in touched if i >= len(table)}
-        free = self.free_blocks()  # lowest first; each block taken is the lowest still free
-        if len(needs_copy) + len(needs_new) > len(free):
+        # Each block taken is the lowest free one, and once none is free, the oldest cached one (no
+        # block becomes free or cached during an append: a copied block keeps its other holders).
+        available = self.free_blocks() + list(self.cached)
+        if len(needs_copy) + len(needs_new) > len(available):
             raise OutOfBlocks(f"needs {len(needs_copy) + len(needs_new)} blocks")
-        taken = iter(free)
+        taken = iter(available)
         for i in touched:
-            if i in needs_copy:
-                table[i] = next(taken)
-            elif i in needs_new:
-                table.append(next(taken))
+            if i in needs_copy or i in needs_new:
+                block = next(taken)
+                if block in self.cached:
+                    self.evict(block)
+                if i in needs_copy:
+                    table[i] = block
+                else:
+                    table.append(block)
+        full_before = min(len(t) for t in self.tokens[sid]) // self.block_size
         for t in range(k.shape[1]):
             self.tokens[sid][li].append((k[:, t, :].astype(np.float16), v[:, t, :].astype(np.float16)))
         assert len(table) == math.ceil(max(len(t) for t in self.tokens[sid]) / self.block_size)
+        if self.prefix_caching:
+            self.register(sid, range(full_before, min(len(t) for t in self.tokens[sid]) // self.block_size))
+
+    def register(self, sid: int, indices: range) -> None:
+        """Register the blocks this append made full, under their keys, unless a key names a block already."""
+        bs = self.block_size
+        for i in indices:
+            key = tuple(self.declared[sid][: (i + 1) * bs])
+            block = self.tables[sid][i]
+            assert block not in self.registered(), "a block that just became full was written by this sequence alone"
+            if key not in self.registry:
+                data = [list(self.tokens[sid][layer][i * bs : (i + 1) * bs]) for layer in range(self.n_layers)]
+                self.registry[key] = (block, data)
 
     def gather(self, seq_id: int, layer: int) -> tuple[np.ndarray, np.ndarray]:
         sid = self._live(seq_id)
@@ -142,16 +229,25 @@ class ModelKVCache:
         return np.array(self.tables[self._live(seq_id)], dtype=np.int32)
 
     def free(self, seq_id: int) -> None:
+        """Drop the sequence; its blocks are let go from the last entry of the table to the first."""
         sid = self._live(seq_id)
-        del self.tables[sid], self.tokens[sid]
+        table = self.tables.pop(sid)
+        del self.tokens[sid], self.declared[sid]
+        registered = self.registered()
+        for block in reversed(table):
+            if block in registered and self.holders(block) == 0:
+                self.cached.append(block)
 
     def stats(self) -> dict[str, int]:
         self._open()
-        free = len(self.free_blocks())
-        return {"free": free, "used": self.num_blocks - free, "cached": 0, "evictions": 0}
+        free, cached = len(self.free_blocks()), len(self.cached)
+        assert set(self.cached) == {b for b in self.registered() if self.holders(b) == 0}
+        return {"free": free, "used": self.num_blocks - free - cached, "cached": cached, "evictions": self.evictions}
 
     def num_free_blocks(self) -> int:
-        return self.stats()["free"]
+        """The blocks an append can take: free and cached."""
+        stats = self.stats()
+        return stats["free"] + stats["cached"]
 
     def close(self) -> None:
         self.closed = True

@@ -127,3 +127,64 @@ def test_decoder_is_causal_and_deterministic() -> None:
     exact.add_seq(0)
     f32 = decoder.forward(exact, 0, prompt)
     assert np.allclose(f32, all_at_once, atol=1e-1) and not np.array_equal(f32, all_at_once)
+
+
+# -- prefix caching, by hand ---------------------------------------------------------------------
+
+
+def prefill(model: ModelKVCache, seq: int, tokens: list[int], hits: int) -> None:
+    """Append positions hits .. len(tokens)-1 of every layer, with values that name the token and layer."""
+    for layer in range(model.n_layers):
+        values = np.array([[[t + 100 * layer] for t in tokens[hits:]]], dtype=np.float64)
+        model.append(seq, layer, values, -values)
+
+
+def test_model_prefix_caching_hit_release_and_evict_by_hand() -> None:
+    """B = 2, 2 layers, a pool of 4; prompts that share prefixes."""
+    model = ModelKVCache(4, 2, 2, 1, 1, prefix_caching=True)
+    prompt = [7, 8, 9, 10, 11]
+    assert model.add_seq(0, prompt) == 0, "an empty cache serves nothing"
+    prefill(model, 0, prompt, 0)  # blocks 0, 1 full (keys [7, 8], [7, 8, 9, 10]); block 2 partial
+    assert model.block_table(0).tolist() == [0, 1, 2]
+    assert model.stats() == {"free": 1, "used": 3, "cached": 0, "evictions": 0}
+    # The same prompt: blocks 0 and 1 are served; the last token is always computed.
+    assert model.add_seq(1, prompt) == 4
+    assert model.block_table(1).tolist() == [0, 1] and [model.seq_len(1, layer) for layer in (0, 1)] == [4, 4]
+    assert model.gather(1, 1)[0][0, :, 0].tolist() == [107, 108, 109, 110]
+    # A prompt of exactly two blocks: only the first can be served (k * B <= len - 1).
+    assert model.add_seq(2, [7, 8, 9, 10]) == 2
+    # The same tokens after another prefix are another key.
+    assert model.add_seq(3, [1, 7, 8, 9, 10]) == 0
+    for s in (1, 2, 3):
+        model.free(s)
+    model.free(0)  # tail first: block 2 (no key) is free, then 1 and 0 become cached in that order
+    assert model.stats() == {"free": 2, "used": 0, "cached": 2, "evictions": 0}
+    assert model.cached == [1, 0]
+    assert model.num_free_blocks() == 4
+    # Three new blocks: the free 2 and 3, then the oldest cached (1) is evicted.
+    model.add_seq(4, [1, 2, 3, 4, 5, 6])
+    prefill(model, 4, [1, 2, 3, 4, 5, 6], 0)
+    assert model.block_table(4).tolist() == [2, 3, 1]
+    assert model.stats() == {"free": 0, "used": 3, "cached": 1, "evictions": 1}
+    # [7, 8] is still cached (block 0), [7, 8, 9, 10] was evicted with block 1.
+    assert model.add_seq(5, prompt) == 2 and model.block_table(5).tolist() == [0]
+    assert model.cached == [] and model.stats()["cached"] == 0
+    with pytest.raises(OutOfBlocks):  # positions 2..4 need two blocks; none is free or cached
+        prefill(model, 5, prompt, 2)
+    with pytest.raises(ValueError):  # past the declared tokens
+        model.append(5, 0, np.ones((1, 4, 1)), np.ones((1, 4, 1)))
+
+
+def test_model_prefix_caching_off_checks_and_does_nothing() -> None:
+    model = ModelKVCache(4, 2, 1, 1, 1)
+    assert model.add_seq(0, [1, 2, 3]) == 0
+    model.extend(0, [4])
+    model.append(0, 0, np.ones((1, 5, 1)), np.ones((1, 5, 1)))  # no declared-token limit when off
+    with pytest.raises(ValueError):
+        model.extend(0, [-1])
+    with pytest.raises(TypeError):
+        model.add_seq(1, [1.0])
+    with pytest.raises(KeyError):
+        model.extend(9, [1])
+    model.free(0)
+    assert model.stats() == {"free": 4, "used": 0, "cached": 0, "evictions": 0}
