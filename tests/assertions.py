@@ -22,13 +22,22 @@ def same_bits(a: Any, b: Any) -> bool:
     return a.dtype == b.dtype == np.float16 and a.shape == b.shape and np.array_equal(a.view(np.uint16), b.view(np.uint16))
 
 
+def short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
 def differs(got: Any, want: Any) -> str | None:
-    """None when equal; else how (the first differing entry of a list or float16 array)."""
+    """None when equal; else how: the first differing entry of a list, float16 array or dict (a snapshot)."""
     if isinstance(got, np.ndarray) or isinstance(want, np.ndarray):
         return array_difference(got, want)
     if isinstance(got, list) and isinstance(want, list):
         return list_difference(got, want)
-    return None if got == want else f"={got!r}, but should be {want!r}"
+    if isinstance(got, dict) and isinstance(want, dict) and got != want:
+        for key in [*want, *(k for k in got if k not in want)]:
+            if got.get(key, "<missing>") != want.get(key, "<missing>"):
+                return f"[{key!r}]={short(got.get(key, '<missing>'))}, but should be {short(want.get(key, '<missing>'))}"
+    return None if got == want else f"={short(got)}, but should be {short(want)}"
 
 
 def message(what: str, got: Any, want: Any, call: str) -> str:

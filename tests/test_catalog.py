@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+from assertions import assert_equal, assert_same_bits
 from harness import assert_matches_model, same_bits, snapshot
 from oracle import ContiguousKVCache, ModelKVCache, ToyDecoder
 from strategies import seed_token
@@ -29,28 +30,28 @@ def test_hand_example_block_table(impl: ModuleType) -> None:
     ]
     for t, (length, table, (free, used)) in enumerate(seed_table):
         cache.append(0, 0, *seed_token(t))
-        assert cache.seq_len(0) == length
-        assert cache.block_table(0).tolist() == table, f"after token {t}"
+        assert_equal('seq_len(0)', cache.seq_len(0), length, 'seq_len(0)')
+        assert_equal('block_table(0)', cache.block_table(0).tolist(), table, f"after token {t}")
         stats = cache.stats()
-        assert (stats["free"], stats["used"]) == (free, used), f"after token {t}: {stats}"
-        assert cache.num_free_blocks() == free
+        assert_equal('(stats["free"], stats["used"])', (stats["free"], stats["used"]), (free, used), f"after token {t}: {stats}")
+        assert_equal('num_free_blocks()', cache.num_free_blocks(), free, 'num_free_blocks()')
         k, v = cache.gather(0, 0)
         assert k.shape == v.shape == (1, length, 2)
     k, v = cache.gather(0, 0)
-    assert k[0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5]
-    assert k[0, :, 1].tolist() == [0.0, -1.0, -2.0, -3.0, -4.0]
-    assert same_bits(v, -k)
+    assert_equal('k[0, :, 0]', k[0, :, 0].tolist(), [0.5, 1.5, 2.5, 3.5, 4.5], 'k[0, :, 0]')
+    assert_equal('k[0, :, 1]', k[0, :, 1].tolist(), [0.0, -1.0, -2.0, -3.0, -4.0], 'k[0, :, 1]')
+    assert_same_bits('v', v, -k, 'v')
 
     # A fork shares b0, b1, b2; the child's sixth token goes into b2 slot 1, so b2 is copied.
     cache.fork(0, 1)
-    assert cache.stats()["used"] == 3
-    assert cache.block_table(1).tolist() == [0, 1, 2]
+    assert_equal('stats()["used"]', cache.stats()["used"], 3, 'stats()["used"]')
+    assert_equal('block_table(1)', cache.block_table(1).tolist(), [0, 1, 2], 'block_table(1)')
     cache.append(1, 0, *seed_token(5))
-    assert cache.stats()["used"] == 4
-    assert cache.block_table(1).tolist() == [0, 1, 3]
-    assert cache.block_table(0).tolist() == [0, 1, 2]
-    assert cache.gather(0, 0)[0][0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5]
-    assert cache.gather(1, 0)[0][0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]
+    assert_equal('stats()["used"]', cache.stats()["used"], 4, 'stats()["used"]')
+    assert_equal('block_table(1)', cache.block_table(1).tolist(), [0, 1, 3], 'block_table(1)')
+    assert_equal('block_table(0)', cache.block_table(0).tolist(), [0, 1, 2], 'block_table(0)')
+    assert_equal('gather(0, 0)[0][0, :, 0]', cache.gather(0, 0)[0][0, :, 0].tolist(), [0.5, 1.5, 2.5, 3.5, 4.5], 'gather(0, 0)[0][0, :, 0]')
+    assert_equal('gather(1, 0)[0][0, :, 0]', cache.gather(1, 0)[0][0, :, 0].tolist(), [0.5, 1.5, 2.5, 3.5, 4.5, 5.5], 'gather(1, 0)[0][0, :, 0]')
 
 
 def test_gather_preserves_head_token_dimension_order(impl: ModuleType) -> None:
@@ -64,10 +65,10 @@ def test_gather_preserves_head_token_dimension_order(impl: ModuleType) -> None:
     for lo, hi in [(0, 1), (1, 4), (4, 9)]:  # chunks that start mid-block and cross blocks
         cache.append(7, 0, k[:, lo:hi], v[:, lo:hi])
     got_k, got_v = cache.gather(7, 0)
-    assert got_k.shape == (heads, tokens, dims)
+    assert_equal('got_k.shape', got_k.shape, (heads, tokens, dims), 'got_k.shape')
     assert got_k.dtype == np.float16 and got_k.flags.c_contiguous
-    assert same_bits(got_k, k.astype(np.float16))
-    assert same_bits(got_v, v.astype(np.float16))
+    assert_same_bits('got_k', got_k, k.astype(np.float16), 'got_k')
+    assert_same_bits('got_v', got_v, v.astype(np.float16), 'got_v')
 
 
 def test_gather_matches_contiguous_float16(impl: ModuleType) -> None:
@@ -90,8 +91,8 @@ def test_gather_matches_contiguous_float16(impl: ModuleType) -> None:
         for s2 in (10, 20):
             for layer in range(layers):
                 got, want = paged.gather(s2, layer), contiguous.gather(s2, layer)
-                assert same_bits(got[0], want[0]), f"K of seq {s2} layer {layer} after step {step}"
-                assert same_bits(got[1], want[1]), f"V of seq {s2} layer {layer} after step {step}"
+                assert_same_bits('got[0]', got[0], want[0], f"K of seq {s2} layer {layer} after step {step}")
+                assert_same_bits('got[1]', got[1], want[1], f"V of seq {s2} layer {layer} after step {step}")
 
 
 def test_layers_keep_independent_lengths(impl: ModuleType) -> None:
@@ -108,16 +109,16 @@ def test_layers_keep_independent_lengths(impl: ModuleType) -> None:
         model.append(0, layer, k, v)
 
     append(0, 5)
-    assert [cache.seq_len(0, layer) for layer in range(3)] == [5, 0, 0]
-    assert cache.block_table(0).tolist() == [0, 1, 2]
-    assert cache.gather(0, 1)[0].shape == (1, 0, 2)
+    assert_equal('[seq_len(0, layer) for layer in range(3)]', [cache.seq_len(0, layer) for layer in range(3)], [5, 0, 0], '[seq_len(0, layer) for layer in range(3)]')
+    assert_equal('block_table(0)', cache.block_table(0).tolist(), [0, 1, 2], 'block_table(0)')
+    assert_equal('gather(0, 1)[0].shape', cache.gather(0, 1)[0].shape, (1, 0, 2), 'gather(0, 1)[0].shape')
     append(1, 2)  # inside blocks layer 0 already took: nothing new is allocated
     assert cache.block_table(0).tolist() == [0, 1, 2] and cache.stats()["used"] == 3
-    assert [cache.seq_len(0, layer) for layer in range(3)] == [5, 2, 0]
-    assert cache.gather(0, 2)[0].shape == (1, 0, 2), "a layer with no positions gathers [H, 0, D]"
+    assert_equal('[seq_len(0, layer) for layer in range(3)]', [cache.seq_len(0, layer) for layer in range(3)], [5, 2, 0], '[seq_len(0, layer) for layer in range(3)]')
+    assert_equal('gather(0, 2)[0].shape', cache.gather(0, 2)[0].shape, (1, 0, 2), "a layer with no positions gathers [H, 0, D]")
     append(2, 7)  # now layer 2 is the longest
-    assert [cache.seq_len(0, layer) for layer in range(3)] == [5, 2, 7]
-    assert cache.block_table(0).tolist() == [0, 1, 2, 3]
+    assert_equal('[seq_len(0, layer) for layer in range(3)]', [cache.seq_len(0, layer) for layer in range(3)], [5, 2, 7], '[seq_len(0, layer) for layer in range(3)]')
+    assert_equal('block_table(0)', cache.block_table(0).tolist(), [0, 1, 2, 3], 'block_table(0)')
     assert cache.seq_len(0) == cache.seq_len(0, 0) == 5
     assert_matches_model(cache, model)
 
@@ -136,24 +137,24 @@ def test_fork_shares_until_a_write(impl: ModuleType) -> None:
     _prompt(cache, 0, 5, layers=2)  # blocks 0, 1 full; block 2 partial
     before = snapshot(cache, [0], 2)
     cache.fork(0, 1)
-    assert cache.stats() == before["stats"], "a fork allocates nothing"
-    assert cache.block_table(1).tolist() == [0, 1, 2]
-    assert [cache.seq_len(1, layer) for layer in range(2)] == [5, 5]
+    assert_equal('stats()', cache.stats(), before["stats"], "a fork allocates nothing")
+    assert_equal('block_table(1)', cache.block_table(1).tolist(), [0, 1, 2], 'block_table(1)')
+    assert_equal('[seq_len(1, layer) for layer in range(2)]', [cache.seq_len(1, layer) for layer in range(2)], [5, 5], '[seq_len(1, layer) for layer in range(2)]')
 
     cache.append(1, 1, *seed_token(99))  # the child writes layer 1 into shared block 2
-    assert cache.block_table(1).tolist() == [0, 1, 3], "only the partial block is copied"
-    assert cache.stats()["used"] == 4
-    assert snapshot(cache, [0], 2) == {**before, "stats": cache.stats(), "free": cache.num_free_blocks()}
+    assert_equal('block_table(1)', cache.block_table(1).tolist(), [0, 1, 3], "only the partial block is copied")
+    assert_equal('stats()["used"]', cache.stats()["used"], 4, 'stats()["used"]')
+    assert_equal('snapshot(cache, [0], 2)', snapshot(cache, [0], 2), {**before, "stats": cache.stats(), "free": cache.num_free_blocks()}, 'snapshot(cache, [0], 2)')
     # The copy holds every layer: the child's layer 0 still reads the prompt.
-    assert same_bits(cache.gather(1, 0)[0], cache.gather(0, 0)[0])
-    assert cache.gather(1, 1)[0][0, :, 0].tolist() == [10.5, 11.5, 12.5, 13.5, 14.5, 99.5]
+    assert_same_bits('gather(1, 0)[0]', cache.gather(1, 0)[0], cache.gather(0, 0)[0], 'gather(1, 0)[0]')
+    assert_equal('gather(1, 1)[0][0, :, 0]', cache.gather(1, 1)[0][0, :, 0].tolist(), [10.5, 11.5, 12.5, 13.5, 14.5, 99.5], 'gather(1, 1)[0][0, :, 0]')
 
     cache.append(1, 0, *seed_token(98))  # block 3 is the child's own now: written in place
     assert cache.block_table(1).tolist() == [0, 1, 3] and cache.stats()["used"] == 4
     cache.append(0, 0, *seed_token(97))  # the parent's block 2 has one holder again: no copy
     assert cache.block_table(0).tolist() == [0, 1, 2] and cache.stats()["used"] == 4
-    assert cache.gather(1, 0)[0][0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5, 98.5]
-    assert cache.gather(0, 0)[0][0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5, 97.5]
+    assert_equal('gather(1, 0)[0][0, :, 0]', cache.gather(1, 0)[0][0, :, 0].tolist(), [0.5, 1.5, 2.5, 3.5, 4.5, 98.5], 'gather(1, 0)[0][0, :, 0]')
+    assert_equal('gather(0, 0)[0][0, :, 0]', cache.gather(0, 0)[0][0, :, 0].tolist(), [0.5, 1.5, 2.5, 3.5, 4.5, 97.5], 'gather(0, 0)[0][0, :, 0]')
 
 
 def test_free_restores_the_pool(impl: ModuleType) -> None:
@@ -163,17 +164,17 @@ def test_free_restores_the_pool(impl: ModuleType) -> None:
     _prompt(cache, 0, 5)
     cache.fork(0, 1)
     cache.append(1, 0, *seed_token(5))  # copies block 2: the child holds 0, 1, 3
-    assert cache.stats()["used"] == 4
+    assert_equal('stats()["used"]', cache.stats()["used"], 4, 'stats()["used"]')
     cache.free(0)
-    assert cache.stats()["used"] == 3, "blocks 0 and 1 are still the child's; block 2 was the parent's alone"
-    assert cache.gather(1, 0)[0][0, :, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]
+    assert_equal('stats()["used"]', cache.stats()["used"], 3, "blocks 0 and 1 are still the child's; block 2 was the parent's alone")
+    assert_equal('gather(1, 0)[0][0, :, 0]', cache.gather(1, 0)[0][0, :, 0].tolist(), [0.5, 1.5, 2.5, 3.5, 4.5, 5.5], 'gather(1, 0)[0][0, :, 0]')
     cache.add_seq(2)
     _prompt(cache, 2, 3)
-    assert cache.block_table(2).tolist() == [2, 4], "the freed block 2 is the lowest free again"
+    assert_equal('block_table(2)', cache.block_table(2).tolist(), [2, 4], "the freed block 2 is the lowest free again")
     cache.free(1)
     cache.free(2)
-    assert cache.stats() == {"free": 8, "used": 0, "cached": 0, "evictions": 0}
-    assert cache.num_free_blocks() == 8
+    assert_equal('stats()', cache.stats(), {"free": 8, "used": 0, "cached": 0, "evictions": 0}, 'stats()')
+    assert_equal('num_free_blocks()', cache.num_free_blocks(), 8, 'num_free_blocks()')
     cache.add_seq(0)  # a freed id may be added again, empty
     assert cache.seq_len(0) == 0 and cache.block_table(0).tolist() == []
 
@@ -189,14 +190,14 @@ def test_out_of_blocks_changes_nothing(impl: ModuleType) -> None:
     big = np.ones((1, 6, 2))  # positions 3..8: a copy of block 1 plus indices 2, 3, 4 = 4 > 3 free
     with pytest.raises(impl.OutOfBlocks):
         cache.append(1, 0, big, big)
-    assert snapshot(cache, [0, 1], 2) == before
+    assert_equal('snapshot(cache, [0, 1], 2)', snapshot(cache, [0, 1], 2), before, 'snapshot(cache, [0, 1], 2)')
     with pytest.raises(impl.OutOfBlocks):
         cache.append(0, 1, big, big)
-    assert snapshot(cache, [0, 1], 2) == before
+    assert_equal('snapshot(cache, [0, 1], 2)', snapshot(cache, [0, 1], 2), before, 'snapshot(cache, [0, 1], 2)')
     # Exactly enough succeeds: positions 3..6 need a copy of block 1 plus indices 2, 3 = 3 blocks.
     cache.append(1, 0, big[:, :4], big[:, :4])
-    assert cache.num_free_blocks() == 0
-    assert cache.block_table(1).tolist() == [0, 2, 3, 4]
+    assert_equal('num_free_blocks()', cache.num_free_blocks(), 0, 'num_free_blocks()')
+    assert_equal('block_table(1)', cache.block_table(1).tolist(), [0, 2, 3, 4], 'block_table(1)')
 
 
 ok = np.zeros((2, 1, 3), dtype=np.float32)  # a well-formed one-token chunk for test_bad_arguments' cache
@@ -261,7 +262,7 @@ def test_bad_arguments(
     before = snapshot(cache, [0, 1], 2)
     with pytest.raises(error):
         call(cache)
-    assert snapshot(cache, [0, 1], 2) == before, f"{case} changed the cache"
+    assert_equal('snapshot(cache, [0, 1], 2)', snapshot(cache, [0, 1], 2), before, f"{case} changed the cache")
 
 
 @pytest.mark.parametrize(
@@ -301,11 +302,11 @@ def _decode_both(caches: list[Any], decoder: ToyDecoder) -> None:
         outs.append((logits, ids, steps, branches))
     (l0, ids0, steps0, br0), (l1, ids1, steps1, br1) = outs
     np.testing.assert_allclose(l0, l1, rtol=0, atol=1e-5)
-    assert ids0 == ids1
+    assert_equal('ids0', ids0, ids1, 'ids0')
     for a, b in zip(steps0, steps1):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
     for (bi0, bs0), (bi1, bs1) in zip(br0, br1):
-        assert bi0 == bi1, f"greedy ids differ on a branch: {bi0} != {bi1}"
+        assert_equal('bi0', bi0, bi1, f"greedy ids differ on a branch: {bi0} != {bi1}")
         for a, b in zip(bs0, bs1):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
 
@@ -319,7 +320,7 @@ def test_paged_matches_contiguous_decoding(impl: ModuleType) -> None:
     # The branches really diverged, and each holds the prompt and its own tokens.
     assert paged.seq_len(1) == paged.seq_len(2) == 11 + 4 + 6
     assert not same_bits(paged.gather(1, 1)[0], paged.gather(2, 1)[0])
-    assert paged.block_table(1)[:3].tolist() == paged.block_table(0)[:3].tolist(), "full prompt blocks stay shared"
+    assert_equal('block_table(1)[:3]', paged.block_table(1)[:3].tolist(), paged.block_table(0)[:3].tolist(), "full prompt blocks stay shared")
 
 
 def test_random_ops_conserve_blocks(impl: ModuleType) -> None:
@@ -353,14 +354,14 @@ def test_random_ops_conserve_blocks(impl: ModuleType) -> None:
         try:
             getattr(model, op)(*args)
         except Exception as exc:  # only OutOfBlocks can happen here
-            assert type(exc).__name__ == "OutOfBlocks", exc
+            assert_equal('type(exc).__name__', type(exc).__name__, "OutOfBlocks", exc)
             refused += 1
             with pytest.raises(impl.OutOfBlocks):
                 getattr(cache, op)(*args)
         else:
             getattr(cache, op)(*args)
         stats = cache.stats()
-        assert stats == model.stats(), f"step {step} ({op}): {stats} != {model.stats()}"
+        assert_equal('stats', stats, model.stats(), f"step {step} ({op}): {stats} != {model.stats()}")
         assert stats["free"] + stats["used"] == n_blocks and cache.num_free_blocks() == stats["free"]
         if step % 500 == 0:
             assert_matches_model(cache, model)
@@ -368,4 +369,4 @@ def test_random_ops_conserve_blocks(impl: ModuleType) -> None:
     assert 0 < refused < 2_000, f"the run should hit OutOfBlocks now and then, not {refused} times"
     for s in live:
         cache.free(s)
-    assert cache.stats() == {"free": n_blocks, "used": 0, "cached": 0, "evictions": 0}
+    assert_equal('stats()', cache.stats(), {"free": n_blocks, "used": 0, "cached": 0, "evictions": 0}, 'stats()')

@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+from assertions import assert_equal, assert_same_bits
 from harness import assert_matches_model, same_bits, snapshot
 from oracle import ContiguousKVCache, ModelKVCache
 from strategies import make_chunk
@@ -50,10 +51,10 @@ def test_changing_a_returned_table_never_changes_the_cache(impl: ModuleType) -> 
     assert table.dtype == np.int32 and table.ndim == 1
     before = snapshot(cache, [0], 1)
     table[:] = [5, 6, 7]
-    assert snapshot(cache, [0], 1) == before
+    assert_equal('snapshot(cache, [0], 1)', snapshot(cache, [0], 1), before, 'snapshot(cache, [0], 1)')
     cache.append(0, 0, *make_chunk(2, 2, 3, 3))  # grows the table: the old array does not follow
-    assert table.tolist() == [5, 6, 7]
-    assert cache.block_table(0).tolist() == [0, 1, 2, 3]
+    assert_equal('table', table.tolist(), [5, 6, 7], 'table')
+    assert_equal('block_table(0)', cache.block_table(0).tolist(), [0, 1, 2, 3], 'block_table(0)')
 
 
 @pytest.mark.python_surface
@@ -73,7 +74,7 @@ def test_later_writes_never_change_an_earlier_gather(impl: ModuleType) -> None:
     cache.add_seq(2)
     cache.append(2, 0, *make_chunk(2, 4, 3, 8))  # reuses the freed blocks
     for got, want in zip((k0, v0, k1, v1), kept):
-        assert same_bits(got, want)
+        assert_same_bits('got', got, want, 'got')
 
 
 @pytest.mark.python_surface
@@ -123,7 +124,7 @@ def test_every_call_after_close_raises_value_error(impl: ModuleType, name: str, 
 def test_with_closes_on_exit_even_on_error(impl: ModuleType) -> None:
     with impl.PagedKVCache(4, 2, 1, 2, 3) as cache:
         cache.add_seq(0)
-        assert cache.stats()["free"] == 4
+        assert_equal('stats()["free"]', cache.stats()["free"], 4, 'stats()["free"]')
     with pytest.raises(ValueError):
         cache.stats()
     with pytest.raises(ZeroDivisionError):
@@ -143,16 +144,16 @@ def test_allocation_takes_the_lowest_free_block_after_frees_and_copies(impl: Mod
     for s in (0, 1, 2):
         run((cache, model), "add_seq", s)
         run((cache, model), "append", s, 0, *make_chunk(2, 3, 3, s))  # 0: [0, 1], 1: [2, 3], 2: [4, 5]
-    assert [cache.block_table(s).tolist() for s in (0, 1, 2)] == [[0, 1], [2, 3], [4, 5]]
+    assert_equal('[block_table(s) for s in (0, 1, 2)]', [cache.block_table(s).tolist() for s in (0, 1, 2)], [[0, 1], [2, 3], [4, 5]], '[block_table(s) for s in (0, 1, 2)]')
     run((cache, model), "free", 1)  # 2 and 3 free again; 6.. never used
     run((cache, model), "fork", 0, 3)
     run((cache, model), "append", 3, 0, *make_chunk(2, 4, 3, 9))  # copy of block 1, then two new blocks
-    assert cache.block_table(3).tolist() == [0, 2, 3, 6]
+    assert_equal('block_table(3)', cache.block_table(3).tolist(), [0, 2, 3, 6], 'block_table(3)')
     run((cache, model), "free", 0)  # block 1 returns; block 0 is still seq 3's
     run((cache, model), "append", 3, 1, *make_chunk(2, 7, 3, 10))  # layer 1 writes blocks 0, 2, 3, 6 (no sharing) then index 4 → 1
-    assert cache.block_table(3).tolist() == [0, 2, 3, 6]
+    assert_equal('block_table(3)', cache.block_table(3).tolist(), [0, 2, 3, 6], 'block_table(3)')
     run((cache, model), "append", 3, 1, *make_chunk(2, 2, 3, 11))
-    assert cache.block_table(3).tolist() == [0, 2, 3, 6, 1]
+    assert_equal('block_table(3)', cache.block_table(3).tolist(), [0, 2, 3, 6, 1], 'block_table(3)')
     assert_matches_model(cache, model)
 
 
@@ -163,12 +164,12 @@ def test_copy_on_write_across_layers(impl: ModuleType) -> None:
     run((cache, model), "append", 0, 0, *make_chunk(1, 6, 2, 1))  # blocks 0, 1, 2 for layer 0
     run((cache, model), "fork", 0, 1)
     run((cache, model), "append", 1, 1, *make_chunk(1, 5, 2, 2))  # layer 1 touches blocks 0, 1, 2: all shared
-    assert cache.block_table(1).tolist() == [3, 4, 5]
-    assert cache.block_table(0).tolist() == [0, 1, 2]
+    assert_equal('block_table(1)', cache.block_table(1).tolist(), [3, 4, 5], 'block_table(1)')
+    assert_equal('block_table(0)', cache.block_table(0).tolist(), [0, 1, 2], 'block_table(0)')
     assert_matches_model(cache, model)
     k_parent, _ = cache.gather(0, 0)
     k_child, _ = cache.gather(1, 0)
-    assert same_bits(k_parent, k_child), "the copies carry every layer, layer 0 included"
+    assert_same_bits('k_parent', k_parent, k_child, "the copies carry every layer, layer 0 included")
 
 
 # -- shapes and values --------------------------------------------------------------------------
@@ -183,9 +184,9 @@ def test_a_layer_with_no_positions_gathers_empty(impl: ModuleType) -> None:
     cache.append(0, 1, *make_chunk(2, 3, 5, 1))
     cache.fork(0, 1)
     for s in (0, 1):
-        assert cache.gather(s, 0)[0].shape == (2, 0, 5)
-        assert cache.gather(s, 2)[1].shape == (2, 0, 5)
-        assert cache.gather(s, 1)[0].shape == (2, 3, 5)
+        assert_equal('gather(s, 0)[0].shape', cache.gather(s, 0)[0].shape, (2, 0, 5), 'gather(s, 0)[0].shape')
+        assert_equal('gather(s, 2)[1].shape', cache.gather(s, 2)[1].shape, (2, 0, 5), 'gather(s, 2)[1].shape')
+        assert_equal('gather(s, 1)[0].shape', cache.gather(s, 1)[0].shape, (2, 3, 5), 'gather(s, 1)[0].shape')
 
 
 ROUNDING = np.array(
@@ -236,7 +237,7 @@ def test_values_round_as_the_contiguous_float16_cache_stores_them(impl: ModuleTy
         expected_k = k.astype(np.float16)
     got, want = paged.gather(0, 0), contiguous.gather(0, 0)
     assert same_bits(got[0], want[0]) and same_bits(got[1], want[1])
-    assert same_bits(got[0], expected_k)
+    assert_same_bits('got[0]', got[0], expected_k, 'got[0]')
 
 
 @pytest.mark.python_surface
@@ -245,10 +246,10 @@ def test_numpy_integer_ids_and_layers_are_integers(impl: ModuleType) -> None:
     cache.add_seq(np.int64(7))
     cache.append(np.int32(7), np.int64(1), *make_chunk(2, 3, 3, 1))
     cache.fork(np.int64(7), np.uint16(8))
-    assert cache.seq_len(8, np.int8(1)) == 3
-    assert cache.block_table(np.int64(8)).tolist() == [0, 1]
+    assert_equal('seq_len(8, np.int8(1))', cache.seq_len(8, np.int8(1)), 3, 'seq_len(8, np.int8(1))')
+    assert_equal('block_table(np.int64(8))', cache.block_table(np.int64(8)).tolist(), [0, 1], 'block_table(np.int64(8))')
     cache.free(np.int64(7))
-    assert cache.stats() == {"free": 2, "used": 2, "cached": 0, "evictions": 0}
+    assert_equal('stats()', cache.stats(), {"free": 2, "used": 2, "cached": 0, "evictions": 0}, 'stats()')
 
 
 def test_stats_are_plain_ints_that_add_up(impl: ModuleType) -> None:
@@ -256,9 +257,9 @@ def test_stats_are_plain_ints_that_add_up(impl: ModuleType) -> None:
     cache.add_seq(0)
     cache.append(0, 0, *make_chunk(2, 3, 3, 1))
     stats = cache.stats()
-    assert set(stats) == {"free", "used", "cached", "evictions"}
+    assert_equal('set(stats)', set(stats), {"free", "used", "cached", "evictions"}, 'set(stats)')
     assert all(type(value) is int for value in stats.values()), stats
-    assert stats == {"free": 3, "used": 2, "cached": 0, "evictions": 0}
+    assert_equal('stats', stats, {"free": 3, "used": 2, "cached": 0, "evictions": 0}, 'stats')
     assert type(cache.num_free_blocks()) is int and cache.num_free_blocks() == 3
     assert type(cache.seq_len(0)) is int
 
@@ -271,15 +272,15 @@ def test_a_pool_of_one_block(impl: ModuleType) -> None:
     before = snapshot(cache, [0], 1)
     with pytest.raises(impl.OutOfBlocks):  # positions 2 and 3: a second block
         cache.append(0, 0, np.ones((1, 2, 1)), np.ones((1, 2, 1)))
-    assert snapshot(cache, [0], 1) == before
+    assert_equal('snapshot(cache, [0], 1)', snapshot(cache, [0], 1), before, 'snapshot(cache, [0], 1)')
     run((cache, model), "fork", 0, 1)
     for writer in (1, 0):
         with pytest.raises(impl.OutOfBlocks):  # the shared block would need a copy
             cache.append(writer, 0, one, one)
-    assert snapshot(cache, [0], 1) == before
+    assert_equal('snapshot(cache, [0], 1)', snapshot(cache, [0], 1), before, 'snapshot(cache, [0], 1)')
     run((cache, model), "free", 0)
     run((cache, model), "append", 1, 0, one * 5, one * 6)  # the child alone holds block 0: written in place
-    assert cache.block_table(1).tolist() == [0]
+    assert_equal('block_table(1)', cache.block_table(1).tolist(), [0], 'block_table(1)')
     assert_matches_model(cache, model)
     run((cache, model), "free", 1)
-    assert cache.stats()["free"] == 1
+    assert_equal('stats()["free"]', cache.stats()["free"], 1, 'stats()["free"]')

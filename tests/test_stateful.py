@@ -41,6 +41,7 @@ from hypothesis.stateful import (
 )
 
 import harness
+from assertions import assert_equal, assert_same_bits
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from strategies import INPUT_DTYPES, Geometry, geometries, make_chunk, model_blocks_needed, tokens_needing
@@ -111,13 +112,12 @@ class CacheMachine(RuleBasedStateMachine):
             expected = harness.expected_error(exc)
             with pytest.raises(expected):
                 getattr(self.cache, name)(*args)
-            after = self.snap()
-            assert after == before, f"failed {name} changed the cache"
+            assert_equal("the cache after a refused call", self.snap(), before, f"{name}{args!r}"[:200])
             return exc
         assert pinned is None, f"model accepted {name}{args!r}; contract says {pinned.__name__}"
         got = getattr(self.cache, name)(*args)
         if name in ("seq_len",):
-            assert got == want
+            assert_equal(f"{name}{args!r}", got, want, f"{name}{args!r}")
         return got
 
     def touch_with_sharers(self, seq: int) -> None:
@@ -194,7 +194,7 @@ class CacheMachine(RuleBasedStateMachine):
             return multiple()
         before = self.cache.stats()
         self.call("fork", parent, child)
-        assert self.cache.stats() == before, "fork allocated or released blocks"
+        assert_equal("stats() after a fork", self.cache.stats(), before, f"fork({parent}, {child})")
         self.touched.update((parent, child))
         return child
 
@@ -283,10 +283,10 @@ class CacheMachine(RuleBasedStateMachine):
         self.touched.add(seq)
         length = self.call("seq_len", seq, li)
         if li == 0:
-            assert self.call("seq_len", seq) == length
+            assert_equal(f"seq_len({seq})", self.call("seq_len", seq), length, f"seq_len({seq}) and seq_len({seq}, 0)")
         got, want = self.cache.gather(seq, li), self.model.gather(seq, li)  # type: ignore[union-attr]
-        for g, w in zip(got, want):
-            assert harness.same_bits(g, w)
+        for name, g, w in zip("kv", got, want):
+            assert_same_bits(f"gather({seq}, {li}) {name}", g, w, f"gather({seq}, {li})")
 
     # -- invariants ---------------------------------------------------------------------------------------
 
@@ -295,10 +295,9 @@ class CacheMachine(RuleBasedStateMachine):
     def matches_model(self) -> None:
         assert self.model is not None
         stats = self.cache.stats()
-        assert set(stats) >= {"free", "used", "cached", "evictions"}
-        assert all(type(stats[key]) is int for key in ("free", "used", "cached", "evictions"))
-        assert stats["free"] + stats["used"] == self.model.num_blocks
-        assert stats["cached"] == 0 and stats["evictions"] == 0
+        assert_equal("stats() keys", sorted(stats), ["cached", "evictions", "free", "used"], "stats()")
+        assert_equal("stats() types", [type(stats[k]).__name__ for k in sorted(stats)], ["int"] * 4, "stats()")
+        assert_equal("free + used + cached", stats["free"] + stats["used"] + stats["cached"], self.model.num_blocks, "stats()")
         touched = sorted(self.touched & set(self.model.tables))
         harness.assert_matches_model(self.cache, self.model, seqs=touched)
         if not harness.is_wire():  # a driver's arrays are decoded afresh: aliasing is the Python surface's
@@ -313,7 +312,7 @@ class CacheMachine(RuleBasedStateMachine):
             assert not np.shares_memory(table, self.cache.block_table(s)), "block_table returned the same memory twice"
             if table.size:
                 table[...] = -7
-            assert self.cache.block_table(s).tolist() == self.model.block_table(s).tolist(), "block_table is a view"
+            assert_equal(f"block_table({s}) after changing the array it returned", self.cache.block_table(s).tolist(), self.model.block_table(s).tolist(), f"block_table({s})")
             for li in range(self.model.n_layers):
                 k, v = self.cache.gather(s, li)
                 k2, v2 = self.cache.gather(s, li)
@@ -323,7 +322,8 @@ class CacheMachine(RuleBasedStateMachine):
                     v[...] = -5.0
                 want_k, want_v = self.model.gather(s, li)
                 got_k, got_v = self.cache.gather(s, li)
-                assert harness.same_bits(got_k, want_k) and harness.same_bits(got_v, want_v), "gather returned a view"
+                assert_same_bits(f"gather({s}, {li}) k after changing the arrays it returned", got_k, want_k, f"gather({s}, {li})")
+                assert_same_bits(f"gather({s}, {li}) v after changing the arrays it returned", got_v, want_v, f"gather({s}, {li})")
 
     # -- teardown -------------------------------------------------------------------------------------
 
@@ -337,9 +337,8 @@ class CacheMachine(RuleBasedStateMachine):
         harness.assert_matches_model(self.cache, self.model)  # every live sequence's gathers, once more
         for s in self.live:
             self.call("free", s)
-        stats = self.cache.stats()
-        assert stats["free"] == self.model.num_blocks and stats["used"] == 0, f"blocks did not all come back: {stats}"
-        assert self.cache.num_free_blocks() == self.model.num_blocks
+        assert_equal("stats() after freeing every sequence", self.cache.stats(), self.model.stats(), "stats()")
+        assert_equal("num_free_blocks() after freeing every sequence", self.cache.num_free_blocks(), self.model.num_blocks, "num_free_blocks()")
         self.cache.close()
         self.cache.close()  # a second close does nothing
         k, v = self.chunk(1, 0, "float32")
