@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .allocator import BlockAllocator
-from .checks import as_chunk, as_int, as_size
+from .checks import as_chunk, as_int
 from .errors import OutOfBlocks
 
 # One stretch of positions within a sequence: (index in its table of the first block, first
@@ -90,11 +90,14 @@ class PagedKVCache:
     _closed = False  # set by close(); a class default, so __init__ has nothing to undo on failure
 
     def __init__(self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int) -> None:
-        self.num_blocks = as_size(num_blocks, "num_blocks")
-        self.block_size = as_size(block_size, "block_size")
-        self.n_layers = as_size(n_layers, "n_layers")
-        self.n_kv_heads = as_size(n_kv_heads, "n_kv_heads")
-        self.d_head = as_size(d_head, "d_head")
+        self.num_blocks = as_int(num_blocks, "num_blocks")
+        self.block_size = as_int(block_size, "block_size")
+        self.n_layers = as_int(n_layers, "n_layers")
+        self.n_kv_heads = as_int(n_kv_heads, "n_kv_heads")
+        self.d_head = as_int(d_head, "d_head")
+        sizes = (self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head)
+        if min(sizes) < 1:
+            raise ValueError(f"sizes must be at least 1, got (num_blocks, block_size, L, H, D) = {sizes}")
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
         self._k: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
         self._v: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
@@ -199,7 +202,7 @@ class PagedKVCache:
             else:  # whole blocks
                 blocks = np.array(seq.table[first : first + width // bs])
                 for pool, out in ((k_pool, k_out), (v_pool, v_out)):
-                    heads = out[:, off : off + width].reshape(self.n_kv_heads, -1, bs, self.d_head)
+                    heads = out[:, off : off + width].reshape(self.n_kv_heads, width // bs, bs, self.d_head)
                     for h in range(self.n_kv_heads):
                         # One head's [B, D] slabs, in table order, into heads[h], which is contiguous
                         # (heads is not, once a tail follows). take copies straight into a contiguous
@@ -273,7 +276,7 @@ class PagedKVCache:
                 v_pool[:, block, lo : lo + width] = v_src
             else:  # whole blocks
                 blocks = np.array(table[first : first + width // bs])
-                shape = (self.n_kv_heads, -1, bs, self.d_head)  # [H, blocks, B, D]
+                shape = (self.n_kv_heads, len(blocks), bs, self.d_head)
                 if (np.diff(blocks) == 1).all():  # ids b, b+1, ...: one slice of each pool, every head
                     run = slice(blocks[0], blocks[0] + len(blocks))
                     k_pool[:, run] = k_src.reshape(shape)

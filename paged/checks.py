@@ -20,14 +20,6 @@ def as_int(value: object, what: str) -> int:
         raise TypeError(f"{what} must be an integer, got {type(value).__name__}") from None
 
 
-def as_size(value: object, what: str) -> int:
-    """A constructor size: an integer of at least 1."""
-    size = as_int(value, what)
-    if size < 1:
-        raise ValueError(f"{what} must be at least 1, got {size}")
-    return size
-
-
 def as_chunk(k: object, v: object, n_kv_heads: int, d_head: int) -> tuple[NDArray[Any], NDArray[Any]]:
     """k and v as real-valued arrays of one shape [H, T, D] with T >= 1; else TypeError or ValueError.
 
