@@ -101,7 +101,7 @@ class CacheMachine(RuleBasedStateMachine):
         """Make the call on the model, then on the cache; an error must be the same kind and change nothing.
 
         With `pinned`, the model must raise that type (the contract's row for the fault).
-        Returns the cache's result, or the model's exception.
+        Returns the cache's result (the model's is kept in `self.wanted`), or the model's exception.
         """
         try:
             want = getattr(self.model, name)(*args)
@@ -115,6 +115,7 @@ class CacheMachine(RuleBasedStateMachine):
             assert_equal("the cache after a refused call", self.snap(), before, f"{name}{args!r}"[:200])
             return exc
         assert pinned is None, f"model accepted {name}{args!r}; contract says {pinned.__name__}"
+        self.wanted = want
         got = getattr(self.cache, name)(*args)
         if name in ("seq_len",):
             assert_equal(f"{name}{args!r}", got, want, f"{name}{args!r}")
