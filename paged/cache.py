@@ -4,8 +4,12 @@ Memory layout (the implementation's choice; the contract only fixes what `gather
 returns): one K pool and one V pool, each `[L, H, N, B, D]` float16. A block id
 indexes axis 2, so one layer of one head of a block is a contiguous `[B, D]` slab, and
 what `gather` returns, `[H, len, D]`, is for each head the slabs of the sequence's blocks
-one after another: whole blocks are copied slab by slab (`np.take`), the last, part-full
-block by one slice. Position p of a sequence lives in slot p % B of block table[p // B].
+one after another. Position p of a sequence lives in slot p % B of block table[p // B].
+
+Copies: part of one block (a decode step's token, a part-full last block) is one slice,
+every head at once. Whole blocks are copied slab by slab, one NumPy call per head (`take`
+to gather, an index assignment to write), wherever the blocks lie; a write to blocks with
+consecutive ids is one slice instead (a prefill into a fresh pool).
 """
 
 from types import TracebackType
@@ -277,7 +281,9 @@ class PagedKVCache:
             else:  # whole blocks
                 blocks = np.array(table[first : first + width // bs])
                 shape = (self.n_kv_heads, len(blocks), bs, self.d_head)
-                if (np.diff(blocks) == 1).all():  # ids b, b+1, ...: one slice of each pool, every head
+                # Ids b, b+1, ... (a prefill into a fresh pool): one slice of each pool, every head;
+                # an index assignment of the same blocks takes about 1.2x as long.
+                if (np.diff(blocks) == 1).all():
                     run = slice(blocks[0], blocks[0] + len(blocks))
                     k_pool[:, run] = k_src.reshape(shape)
                     v_pool[:, run] = v_src.reshape(shape)
@@ -285,7 +291,7 @@ class PagedKVCache:
                     for pool, src in ((k_pool, k_src), (v_pool, v_src)):
                         heads = src.reshape(shape)
                         for h in range(self.n_kv_heads):
-                            # One head's [B, D] slabs, in table order: per head, each index is one
-                            # contiguous slab; every head at once is about 1.3x the time when the
-                            # blocks are scattered. Hence the loop.
+                            # One head's [B, D] slabs, in table order: per head, each index picks
+                            # one contiguous slab; every head in one assignment is about 1.2x the
+                            # time when the blocks are scattered. Hence the loop.
                             pool[h][blocks] = heads[h]
