@@ -45,10 +45,10 @@ class BlockAllocator:
         self._refs[block] = 1
         return block
 
-    def shared(self, table: list[int], start: int, stop: int) -> list[int]:
-        """The indices i in start .. stop-1 (those within the table) whose block table[i] has more than one holder."""
+    def shared(self, blocks: list[int], start: int) -> list[int]:
+        """The indices, counting the first block as `start`, of the blocks with more than one holder."""
         refs = self._refs
-        return [i for i in range(start, min(stop, len(table))) if refs[table[i]] > 1]
+        return [i for i, block in enumerate(blocks, start) if refs[block] > 1]
 
     def incref(self, block: int) -> None:
         """One more holder of a block that already has one (a fork)."""

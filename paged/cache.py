@@ -174,7 +174,7 @@ class PagedKVCache:
         bs = self.block_size
         first, last = start // bs, (start + tokens - 1) // bs
         alloc = self._alloc
-        shared = alloc.shared(table, first, last + 1)
+        shared = alloc.shared(table[first : last + 1], first)
         needed = len(shared) + max(0, last + 1 - len(table))
         if needed > alloc.num_free:
             raise OutOfBlocks(
