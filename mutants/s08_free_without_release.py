@@ -10,8 +10,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        for block in seq.table:\n            self._alloc.decref(block)\n",
-            "        for block in seq.table:\n            pass\n",
+            "            self._alloc.decref(block, index is not None and index.is_registered(block))\n",
+            "            pass\n",
         ),
     ),
 )

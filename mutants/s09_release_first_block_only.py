@@ -10,8 +10,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        for block in seq.table:\n            self._alloc.decref(block)\n",
-            "        for block in seq.table[:1]:\n            self._alloc.decref(block)\n",
+            "        for block in reversed(seq.table):\n",
+            "        for block in reversed(seq.table[:1]):\n",
         ),
     ),
 )

@@ -6,6 +6,10 @@ indexes axis 2, so one layer of one head of a block is a contiguous `[B, D]` sla
 what `gather` returns, `[H, len, D]`, is for each head the slabs of the sequence's blocks
 one after another. Position p of a sequence lives in slot p % B of block table[p // B].
 
+Prefix caching (opt-in, `prefix_caching=True`): a full block keeps its K and V under its
+key after its last holder lets go, and a later prompt with the same prefix takes it; the
+keys live in `PrefixIndex` (prefix.py), the cached blocks in `BlockAllocator`.
+
 Copies: part of one block (a decode step's token, a part-full last block) is one slice,
 every head at once. Whole blocks are copied slab by slab, one NumPy call per head (`take`
 to gather, an index assignment to write), wherever the blocks lie; a write to blocks with
@@ -13,14 +17,15 @@ consecutive ids is one slice instead (a prefill into a fresh pool).
 """
 
 from types import TracebackType
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .allocator import BlockAllocator
-from .checks import as_chunk, as_int
+from .checks import as_chunk, as_int, as_tokens
 from .errors import OutOfBlocks
+from .prefix import Node, PrefixIndex
 
 # One stretch of positions within a sequence: (index in its table of the first block, first
 # slot `lo` in that block, offset into the chunk, width in positions). Either part of one block,
@@ -55,13 +60,16 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
 
 
 class _Seq:
-    """A live sequence: its block table and one length per layer."""
+    """A live sequence: its block table and one length per layer; with prefix caching, the token
+    ids it has declared and the prefix nodes of its full blocks (one per full block, in order)."""
 
-    __slots__ = ("table", "lens")
+    __slots__ = ("table", "lens", "tokens", "nodes")
 
-    def __init__(self, table: list[int], lens: list[int]) -> None:
+    def __init__(self, table: list[int], lens: list[int], tokens: list[int], nodes: list[Node]) -> None:
         self.table = table
         self.lens = lens
+        self.tokens = tokens
+        self.nodes = nodes
 
 
 class PagedKVCache:
@@ -82,18 +90,26 @@ class PagedKVCache:
     - A call that raises leaves all of the above as it was (`append` checks its arguments,
       then capacity, before it takes a block or writes a position).
     - `_layers[l]` is `(_k[l], _v[l])`: views of the pools, never copies.
+    - With prefix caching: a block is registered (has a key in `_prefix`) only once every layer
+      of a sequence filled it, and then is never written again; a registered block with no
+      holder is cached, and a cached block has no holder. `seq.nodes[i]` is the prefix node of
+      full block i (`len(seq.nodes) == min(lens) // B`); an append never runs past `seq.tokens`.
+      Off, `_prefix` is None and nothing of it runs.
     - After `close()`, `_closed` is true and the pools are gone; every call but `close()`
       raises ValueError.
 
     Who touches what: only `append` writes the pools (through `_copy_block` and `_write`);
-    reference counts and the free pool change only inside `BlockAllocator`, through
-    `allocate`, `incref` and `decref` (`shared` only reads them); `_seqs` and its `_Seq`
+    reference counts, the free pool and the cached blocks change only inside `BlockAllocator`,
+    through `allocate`, `incref`, `acquire` and `decref` (`shared` only reads them); keys
+    change only inside `PrefixIndex`, through `register` and `drop` (called on eviction); `_seqs` and its `_Seq`
     objects are this class's own; `block_table` and `gather` return new arrays, never views.
     """
 
     _closed = False  # set by close(); a class default, so __init__ has nothing to undo on failure
 
-    def __init__(self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int) -> None:
+    def __init__(
+        self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
+    ) -> None:
         self.num_blocks = as_int(num_blocks, "num_blocks")
         self.block_size = as_int(block_size, "block_size")
         self.n_layers = as_int(n_layers, "n_layers")
@@ -102,13 +118,16 @@ class PagedKVCache:
         sizes = (self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head)
         if min(sizes) < 1:
             raise ValueError(f"sizes must be at least 1, got (num_blocks, block_size, L, H, D) = {sizes}")
+        if not isinstance(prefix_caching, bool):
+            raise TypeError(f"prefix_caching must be a bool, got {type(prefix_caching).__name__}")
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
         self._k: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
         self._v: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
         # Each layer's `[H, N, B, D]` view of the pools, one list item per layer: a list lookup
         # instead of a new NumPy view on every append and gather.
         self._layers = list(zip(self._k, self._v))
-        self._alloc = BlockAllocator(self.num_blocks)
+        self._prefix = PrefixIndex(self.block_size) if prefix_caching else None
+        self._alloc = BlockAllocator(self.num_blocks, self._prefix.drop if self._prefix else None)
         self._seqs: dict[int, _Seq] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -132,13 +151,37 @@ class PagedKVCache:
 
     # -- sequences ---------------------------------------------------------------------------
 
-    def add_seq(self, seq_id: int) -> None:
-        """Start a new, empty sequence."""
+    def add_seq(self, seq_id: int, tokens: Iterable[int] = ()) -> int:
+        """Start a new sequence whose prompt has these token ids; return the positions served from the cache.
+
+        With prefix caching, the longest run of the prompt's full blocks whose keys are registered
+        (ending before its last token) becomes the table, each block gaining a holder, and every
+        layer's length is that run's positions. Off, the tokens are checked and nothing is served.
+        """
         self._check_open()
         sid = as_int(seq_id, "seq_id")
         if sid in self._seqs:
             raise ValueError(f"sequence {sid} is already live")
-        self._seqs[sid] = _Seq([], [0] * self.n_layers)
+        ids = as_tokens(tokens)
+        if self._prefix is None:
+            self._seqs[sid] = _Seq([], [0] * self.n_layers, [], [])
+            return 0
+        run = self._prefix.hit(ids)
+        table = []
+        for node in run:
+            assert node.block is not None  # a hit is a run of registered keys
+            self._alloc.acquire(node.block)
+            table.append(node.block)
+        served = len(run) * self.block_size
+        self._seqs[sid] = _Seq(table, [served] * self.n_layers, ids, run)
+        return served
+
+    def extend(self, seq_id: int, tokens: Iterable[int]) -> None:
+        """Declare the token ids of the sequence's next positions (a decode step declares its one token)."""
+        seq = self._seq(seq_id)
+        ids = as_tokens(tokens)
+        if self._prefix is not None:
+            seq.tokens += ids
 
     def fork(self, parent: int, child: int) -> None:
         """Give `child` the parent's table and lengths; every block gains a reference, none is allocated."""
@@ -148,13 +191,15 @@ class PagedKVCache:
             raise ValueError(f"sequence {cid} is already live")
         for block in src.table:
             self._alloc.incref(block)
-        self._seqs[cid] = _Seq(src.table.copy(), src.lens.copy())
+        self._seqs[cid] = _Seq(src.table.copy(), src.lens.copy(), src.tokens.copy(), src.nodes.copy())
 
     def free(self, seq_id: int) -> None:
-        """Drop the sequence; each block whose last holder it was returns to the pool."""
+        """Drop the sequence, letting go of its table from the last entry to the first: each block whose
+        last holder it was returns to the pool, or, when it has a key, becomes cached."""
         seq = self._seq(seq_id)
-        for block in seq.table:
-            self._alloc.decref(block)
+        index = self._prefix
+        for block in reversed(seq.table):
+            self._alloc.decref(block, index is not None and index.is_registered(block))
         del self._seqs[as_int(seq_id, "seq_id")]
 
     # -- data ---------------------------------------------------------------------------------
@@ -170,6 +215,11 @@ class PagedKVCache:
         k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)
         start = seq.lens[li]
         tokens = k_arr.shape[1]
+        if self._prefix is not None and start + tokens > len(seq.tokens):
+            raise ValueError(
+                f"positions {start} .. {start + tokens - 1} of layer {li} need declared token ids; "
+                f"sequence {seq_id} has declared {len(seq.tokens)} (add_seq's tokens, then extend)"
+            )
         table = seq.table
         bs = self.block_size
         first, last = start // bs, (start + tokens - 1) // bs
@@ -186,7 +236,10 @@ class PagedKVCache:
         while len(table) <= last:
             table.append(alloc.allocate())
         self._write(table, li, start, k_arr, v_arr)
+        full_before = min(seq.lens) // bs if self._prefix is not None else 0
         seq.lens[li] = start + tokens
+        if self._prefix is not None:
+            self._register(seq, full_before, min(seq.lens) // bs)
 
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         """New C-contiguous float16 arrays `[H, seq_len, D]` of the layer's K and V."""
@@ -229,13 +282,15 @@ class PagedKVCache:
         return seq.lens[self._layer(layer)]
 
     def stats(self) -> dict[str, int]:
-        """Block counts: free + used + cached == num_blocks (no prefix cache, so cached = evictions = 0)."""
+        """Block counts, free + used + cached == num_blocks: free (no holder, no key), used (a holder),
+        cached (no holder, a key; always 0 without prefix caching), and evictions since the start."""
         self._check_open()
-        free = self._alloc.num_free
-        return {"free": free, "used": self.num_blocks - free, "cached": 0, "evictions": 0}
+        alloc = self._alloc
+        takeable, cached = alloc.num_free, alloc.num_cached
+        return {"free": takeable - cached, "used": self.num_blocks - takeable, "cached": cached, "evictions": alloc.evictions}
 
     def num_free_blocks(self) -> int:
-        """stats()["free"]."""
+        """The blocks an append can take: free and cached (stats()["free"] without prefix caching)."""
         self._check_open()
         return self._alloc.num_free
 
@@ -258,6 +313,20 @@ class PagedKVCache:
         if not 0 <= li < self.n_layers:
             raise ValueError(f"layer {li} is outside 0 .. {self.n_layers - 1}")
         return li
+
+    def _register(self, seq: _Seq, first: int, stop: int) -> None:
+        """Register blocks first .. stop-1 of the sequence, which this append made full, under their
+        keys (the whole prefix of token ids), unless a key already names a block."""
+        index, bs = self._prefix, self.block_size
+        assert index is not None and len(seq.nodes) == first
+        for i in range(first, stop):
+            parent = seq.nodes[i - 1] if i else index.root
+            if not index.in_tree(parent):  # pruned since (its key was evicted): the path is made again
+                seq.nodes = index.path(seq.tokens, i)
+                parent = seq.nodes[i - 1]
+            node = index.child(parent, seq.tokens[i * bs : (i + 1) * bs])
+            seq.nodes.append(node)
+            index.register(node, seq.table[i])
 
     def _copy_block(self, block: int) -> int:
         """Copy on write: a private copy of a shared block (every layer) for the writer."""

@@ -20,6 +20,18 @@ def as_int(value: object, what: str) -> int:
         raise TypeError(f"{what} must be an integer, got {type(value).__name__}") from None
 
 
+def as_tokens(tokens: object) -> list[int]:
+    """Token ids: integers >= 0 (bool excluded), from any iterable; else TypeError or ValueError."""
+    try:
+        items = list(tokens)  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(f"tokens must be an iterable of integers, got {type(tokens).__name__}") from None
+    ids = [as_int(t, "token id") for t in items]
+    if ids and min(ids) < 0:
+        raise ValueError(f"token ids must be at least 0, got {min(ids)}")
+    return ids
+
+
 def as_chunk(k: object, v: object, n_kv_heads: int, d_head: int) -> tuple[NDArray[Any], NDArray[Any]]:
     """k and v as real-valued arrays of one shape [H, T, D] with T >= 1; else TypeError or ValueError.
 

@@ -1,0 +1,89 @@
+"""Prefix caching's index: which block holds the K and V of each whole prefix of token ids.
+
+A full block's key is the token ids of every position up to its end, the whole prefix
+(CONTRACT.md, "Prefix caching"). The keys are kept as a tree of prefixes: a node is one
+block's worth of tokens below the node of the prefix before it, so a lookup or a
+registration costs one dict lookup of B tokens per block, whatever the cache holds, and
+tokens are compared exactly (a dict compares its tuple keys; a hash never decides alone).
+
+Invariants: a node is in its parent's `children` exactly while it has a block or a child
+(`drop` prunes the rest), so every node on the path to a registered node is in the tree;
+`_node_of[b]` is the node whose `block` is b, for every registered block b, and no other.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class Node:
+    """One prefix: `tokens` (a block's worth) below `parent`, and the block registered under it, if any."""
+
+    __slots__ = ("parent", "tokens", "children", "block")
+
+    def __init__(self, parent: Node | None, tokens: tuple[int, ...]) -> None:
+        self.parent = parent
+        self.tokens = tokens
+        self.children: dict[tuple[int, ...], Node] = {}
+        self.block: int | None = None
+
+
+class PrefixIndex:
+    """Registered keys, as a tree of prefixes from `root` (the empty prefix)."""
+
+    def __init__(self, block_size: int) -> None:
+        self.block_size = block_size
+        self.root = Node(None, ())
+        self._node_of: dict[int, Node] = {}
+
+    def is_registered(self, block: int) -> bool:
+        return block in self._node_of
+
+    def in_tree(self, node: Node) -> bool:
+        """Whether `node` is still in the tree (a node a sequence remembers may have been pruned since)."""
+        return node is self.root or (node.parent is not None and node.parent.children.get(node.tokens) is node)
+
+    def hit(self, tokens: Sequence[int]) -> list[Node]:
+        """The nodes of the longest run of registered keys tokens[:B], tokens[:2B], ... that end
+        before the last token (its logits are always computed)."""
+        bs, node, run = self.block_size, self.root, list[Node]()
+        while (len(run) + 1) * bs <= len(tokens) - 1:
+            child = node.children.get(tuple(tokens[len(run) * bs : (len(run) + 1) * bs]))
+            if child is None or child.block is None:
+                break
+            run.append(child)
+            node = child
+        return run
+
+    def child(self, parent: Node, tokens: Sequence[int]) -> Node:
+        """The node of prefix `parent` + `tokens`, made if the tree has none yet."""
+        key = tuple(tokens)
+        node = parent.children.get(key)
+        if node is None:
+            node = parent.children[key] = Node(parent, key)
+        return node
+
+    def path(self, tokens: Sequence[int], blocks: int) -> list[Node]:
+        """The nodes of prefixes tokens[:B] .. tokens[:blocks*B], made where missing."""
+        nodes, node = [], self.root
+        for i in range(blocks):
+            node = self.child(node, tokens[i * self.block_size : (i + 1) * self.block_size])
+            nodes.append(node)
+        return nodes
+
+    def register(self, node: Node, block: int) -> bool:
+        """Register `block` under the key `node` names, unless a block is registered there already."""
+        if node.block is not None:
+            return False
+        node.block = block
+        self._node_of[block] = node
+        return True
+
+    def drop(self, block: int) -> None:
+        """An evicted block's key goes; nodes left with no block and no child leave the tree."""
+        node: Node | None = self._node_of.pop(block)
+        assert node is not None
+        node.block = None
+        while node is not None and node.parent is not None and node.block is None and not node.children:
+            del node.parent.children[node.tokens]
+            node = node.parent
