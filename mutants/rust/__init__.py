@@ -22,6 +22,6 @@ debug build (`cargo test`) the arithmetic ones (r15, r17) panic on overflow inst
 Each `rNN_*.py` defines `MUTANT = Mutant(...)` like the `sNN` modules; its edits name files
 relative to the repo root, and each `old` text must occur exactly once. `caught_by` names tests:
 for r01..r13 the seed's catalog tests (as for sNN, run against the driver); for r14..r18, which
-the catalog cannot reach, the crate's own unit tests in ci/examples/rust/src/cache.rs (`cargo
-test`). `notes` says which crate unit tests kill each mutant.
+the catalog cannot reach, the conformance vectors of CONTRACT.md's integer ranges. `notes` says
+which of the crate's own unit tests (`cargo test`) kill each mutant too.
 """

@@ -8,7 +8,7 @@ MUTANT = Mutant(
     id="r14",
     title="A layer's length in a u16",
     symptom="past 65,535 positions seq_len and gather wrap to a short length; later appends overwrite position 0 on",
-    caught_by=("a_layer_longer_than_u16",),
+    caught_by=("test_vector[range-length-past-16-bits]",),
     # A port that saves memory on lengths: the field narrows, and every use casts.
     notes="cargo test in ci/examples/rust kills it: a_layer_longer_than_u16, block_ids_past_u16",
     edits=(

@@ -8,7 +8,7 @@ MUTANT = Mutant(
     id="r16",
     title="Block ids in the table as u16",
     symptom="past 65,536 blocks a table names the wrong block: reads and writes land in another sequence's block",
-    caught_by=("block_ids_past_u16",),
+    caught_by=("test_vector[range-block-ids-past-16-bits]",),
     # The allocator still hands out u32 ids; the table narrows them with `as u16` and every
     # reader widens them back, as a port saving table memory would.
     notes="cargo test in ci/examples/rust kills it: block_ids_past_u16",

@@ -8,7 +8,7 @@ MUTANT = Mutant(
     id="r18",
     title="Sequence ids narrowed to i32",
     symptom="ids that differ only above bit 31 are one sequence: add_seq(2^32) after add_seq(0) is a reused id",
-    caught_by=("sequence_ids_use_all_64_bits",),
+    caught_by=("test_vector[range-sequence-ids-64-bits]",),
     # The public calls still take i64; the map's key narrows and every lookup casts.
     notes="cargo test in ci/examples/rust kills it: sequence_ids_use_all_64_bits",
     edits=(
