@@ -82,9 +82,6 @@ class Soak:
             self.last_full_check = self.ops
         return True
 
-    def chunk(self, tokens: int) -> tuple[np.ndarray, np.ndarray]:
-        return make_chunk(N_HEADS, tokens, D_HEAD, int(self.rng.integers(2**32)))
-
     # -- the serving loop ---------------------------------------------------------------------------
 
     def new_id(self) -> int:
@@ -113,7 +110,7 @@ class Soak:
         bounds = sorted({0, prompt, *self.rng.integers(1, prompt + 1, size=pieces - 1).tolist()})
         for lo, hi in zip(bounds, bounds[1:]):
             for layer in range(N_LAYERS):
-                if not self.op("append", seq, layer, *self.chunk(hi - lo)):
+                if not self.op("append", seq, layer, *make_chunk(N_HEADS, hi - lo, D_HEAD, int(self.rng.integers(2**32)))):
                     self.preempt_until_gone(seq)
                     return
         if self.rng.random() < 0.2 and seq in self.remaining:
@@ -137,7 +134,7 @@ class Soak:
                 continue
             self.remaining[seq] -= 1
             for layer in range(N_LAYERS):
-                if not self.op("append", seq, layer, *self.chunk(1)):
+                if not self.op("append", seq, layer, *make_chunk(N_HEADS, 1, D_HEAD, int(self.rng.integers(2**32)))):
                     self.preempt()
                     break
 

@@ -132,10 +132,6 @@ class CacheMachine(RuleBasedStateMachine):
         assert self.model is not None
         return layer % self.model.n_layers
 
-    def chunk(self, tokens: int, seed: int, dtype: str, tricky: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        assert self.model is not None
-        return make_chunk(self.model.n_kv_heads, tokens, self.model.d_head, seed, dtype, tricky)
-
     def append(self, seq: int, layer: int, k: np.ndarray, v: np.ndarray) -> BaseException | None:
         """One append on both; returns the model's error if it ran out (the cache must have too)."""
         assert self.model is not None
@@ -207,7 +203,7 @@ class CacheMachine(RuleBasedStateMachine):
         result = self.do_fork(parent, child)
         if not isinstance(result, int):
             return result
-        k, v = self.chunk(tokens, seed, dtype)
+        k, v = make_chunk(self.model.n_kv_heads, tokens, self.model.d_head, seed, dtype)
         self.append(child, self.layer(layer), k, v)
         return child
 
@@ -227,7 +223,7 @@ class CacheMachine(RuleBasedStateMachine):
 
         With `numpy_ints`, the id and layer are passed as NumPy integers (which are integers).
         """
-        k, v = self.chunk(tokens, seed, dtype, tricky)
+        k, v = make_chunk(self.model.n_kv_heads, tokens, self.model.d_head, seed, dtype, tricky)
         li = self.layer(layer)
         if numpy_ints:
             self.append(np.int64(seq), np.int32(li), k, v)  # type: ignore[arg-type]
@@ -243,7 +239,7 @@ class CacheMachine(RuleBasedStateMachine):
         """
         assert self.model is not None
         for li in range(min(layers, self.model.n_layers)):
-            k, v = self.chunk(tokens, seed + li, dtype, tricky)
+            k, v = make_chunk(self.model.n_kv_heads, tokens, self.model.d_head, seed + li, dtype, tricky)
             if self.append(seq, li, k, v) is not None:
                 break
 
@@ -269,7 +265,7 @@ class CacheMachine(RuleBasedStateMachine):
             assert tokens is not None  # needs grow by at most one per block touched, from at most one
         else:
             tokens = tokens_needing(needed, free, limit, longest) or 1
-        k, v = self.chunk(tokens, seed, dtype)
+        k, v = make_chunk(self.model.n_kv_heads, tokens, self.model.d_head, seed, dtype)
         error = self.append(seq, li, k, v)
         if size == "one block too many":
             assert isinstance(error, ModelOutOfBlocks), f"the model did not run out: {error!r}"
@@ -342,7 +338,7 @@ class CacheMachine(RuleBasedStateMachine):
         assert_equal("num_free_blocks() after freeing every sequence", self.cache.num_free_blocks(), self.model.num_blocks, "num_free_blocks()")
         self.cache.close()
         self.cache.close()  # a second close does nothing
-        k, v = self.chunk(1, 0, "float32")
+        k, v = make_chunk(self.model.n_kv_heads, 1, self.model.d_head, 0, "float32")
         after_close = [
             ("add_seq", (0,)), ("fork", (0, 1)), ("append", (0, 0, k, v)), ("gather", (0, 0)),
             ("seq_len", (0,)), ("seq_len", (0, 0)), ("block_table", (0,)), ("free", (0,)),
@@ -407,7 +403,7 @@ class FaultCalls(CacheMachine):
 
     def seq_call(self, call: str, seq: Any, pinned: type[BaseException]) -> None:
         assert self.model is not None
-        k, v = self.chunk(1, 0, "float32")
+        k, v = make_chunk(self.model.n_kv_heads, 1, self.model.d_head, 0, "float32")
         new_id = next(i for i in range(12, 100) if i not in self.model.tables)
         args: dict[str, tuple[str, tuple[Any, ...]]] = {
             "fork_parent": ("fork", (seq, new_id)),
@@ -423,7 +419,7 @@ class FaultCalls(CacheMachine):
 
     def layer_call(self, seq: int, call: str, layer: Any, pinned: type[BaseException]) -> None:
         if call == "append":
-            k, v = self.chunk(1, 0, "float32")
+            k, v = make_chunk(self.model.n_kv_heads, 1, self.model.d_head, 0, "float32")
             self.call("append", seq, layer, k, v, pinned=pinned)
         else:
             self.call(call, seq, layer, pinned=pinned)
