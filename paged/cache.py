@@ -12,8 +12,9 @@ keys live in `PrefixIndex` (prefix.py), the cached blocks in `BlockAllocator`.
 
 Copies: part of one block (a decode step's token, a part-full last block) is one slice,
 every head at once. Whole blocks are copied slab by slab, one NumPy call per head (`take`
-to gather, an index assignment to write), wherever the blocks lie; a write to blocks with
-consecutive ids is one slice instead (a prefill into a fresh pool).
+to gather, an index assignment to write), wherever the blocks lie; a gather of whole blocks
+only is one `take` per pool, every head at once, and a write to blocks with consecutive ids
+is one slice (a prefill into a fresh pool).
 """
 
 from types import TracebackType
@@ -258,16 +259,23 @@ class PagedKVCache:
                 v_out[:, off : off + width] = v_pool[:, block, lo : lo + width]
             else:  # whole blocks
                 blocks = np.array(seq.table[first : first + width // bs])
-                for pool, out in ((k_pool, k_out), (v_pool, v_out)):
-                    heads = out[:, off : off + width].reshape(self.n_kv_heads, width // bs, bs, self.d_head)
-                    for h in range(self.n_kv_heads):
-                        # One head's [B, D] slabs, in table order, into heads[h], which is contiguous
-                        # (heads is not, once a tail follows). take copies straight into a contiguous
-                        # `out` only with mode "clip" (the ids are live blocks, always in range); with
-                        # the default "raise", or into a strided `out`, it fills a temporary and copies
-                        # that: about 2x the time. Hence the loop and the mode. (The method, with
-                        # positional arguments: np.take(...) costs 2 us more per call.)
-                        pool[h].take(blocks, 0, heads[h], "clip")
+                # take copies straight into a contiguous `out` only with mode "clip" (the ids are
+                # live blocks, always in range); with the default "raise", or into a strided `out`,
+                # it fills a temporary and copies that: about 2x the time. Hence the mode. (The
+                # method, with positional arguments: np.take(...) costs 2 us more per call.)
+                whole = (self.n_kv_heads, width // bs, bs, self.d_head)
+                if width == length:
+                    # Whole blocks only: each output is contiguous, so one take per pool fills every
+                    # head, about 4 % faster than a take per head (scattered blocks, side by side).
+                    k_pool.take(blocks, 1, k_out.reshape(whole), "clip")
+                    v_pool.take(blocks, 1, v_out.reshape(whole), "clip")
+                else:
+                    # A tail follows, so out[:, :width] is strided; each head's out[h, :width] is
+                    # contiguous. Hence the loop.
+                    for pool, out in ((k_pool, k_out), (v_pool, v_out)):
+                        heads = out[:, off : off + width].reshape(whole)
+                        for h in range(self.n_kv_heads):
+                            pool[h].take(blocks, 0, heads[h], "clip")  # one head's [B, D] slabs, in table order
         return k_out, v_out
 
     # -- inspection -------------------------------------------------------------------------
