@@ -18,8 +18,8 @@ MUTANT = Mutant(
         ),
         Edit(
             "paged/cache.py",
-            "        full_before = min(seq.lens) // bs if self._prefix is not None else 0\n        seq.lens[li] = start + tokens\n",
-            "        full_before = min(seq.lens) // bs if self._prefix is not None else 0\n",
+            "        self._write(table, li, start, k_arr, v_arr)\n        seq.lens[li] = start + tokens\n",
+            "        self._write(table, li, start, k_arr, v_arr)\n",
         ),
     ),
 )

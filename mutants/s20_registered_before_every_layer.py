@@ -11,13 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/cache.py',
-            '        full_before = min(seq.lens) // bs if self._prefix is not None else 0\n',
-            '        full_before = len(seq.nodes) if self._prefix is not None else 0\n',
-        ),
-        Edit(
-            'paged/cache.py',
-            '            self._register(seq, full_before, min(seq.lens) // bs)\n',
-            '            self._register(seq, full_before, max(full_before, seq.lens[li] // bs))\n',
+            '            self._register(self._prefix, seq, min(seq.lens) // bs)\n',
+            '            self._register(self._prefix, seq, seq.lens[li] // bs)\n',
         ),
     ),
 )

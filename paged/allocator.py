@@ -29,7 +29,8 @@ class BlockAllocator:
     A caller that would break them gets a `BlockAccountingError` naming its bug, and the
     counts stay as they were: `allocate` with no block to take (check `num_free` first),
     `incref` of a block with no holder (`acquire` takes a cached one), `acquire` of a free
-    block, `decref` of a block with no holder (released more often than taken).
+    block, `unshare` of a block that is not shared, `decref` of a block with no holder
+    (released more often than taken).
     """
 
     __slots__ = ("_free", "_cached", "_refs", "evictions", "_on_evict")
@@ -58,7 +59,7 @@ class BlockAllocator:
         if self._free:
             block = heapq.heappop(self._free)
         elif self._cached:
-            block, _ = self._cached.popitem(last=False)
+            block, _ = self._cached.popitem(False)  # last=False: the oldest
             self.evictions += 1
             if self._on_evict is not None:
                 self._on_evict(block)
@@ -88,7 +89,13 @@ class BlockAllocator:
             del self._cached[block]
         self._refs[block] += 1
 
-    def decref(self, block: int, keep: bool = False) -> None:
+    def unshare(self, block: int) -> None:
+        """Copy on write moved one holder of a shared block to a copy: one holder fewer, never the last."""
+        if self._refs[block] < 2:
+            raise BlockAccountingError(f"unshare({block}): block {block} has {self._refs[block]} holder(s), it is not shared")
+        self._refs[block] -= 1
+
+    def decref(self, block: int, keep: bool) -> None:
         """Drop one holder. The last holder's release returns the block to the free pool or, with
         `keep` (it has a key), makes it cached, newest in the eviction order."""
         count = self._refs[block]

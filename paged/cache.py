@@ -237,10 +237,9 @@ class PagedKVCache:
         while len(table) <= last:
             table.append(alloc.allocate())
         self._write(table, li, start, k_arr, v_arr)
-        full_before = min(seq.lens) // bs if self._prefix is not None else 0
         seq.lens[li] = start + tokens
         if self._prefix is not None:
-            self._register(seq, full_before, min(seq.lens) // bs)
+            self._register(self._prefix, seq, min(seq.lens) // bs)
 
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         """New C-contiguous float16 arrays `[H, seq_len, D]` of the layer's K and V."""
@@ -322,12 +321,11 @@ class PagedKVCache:
             raise ValueError(f"layer {li} is outside 0 .. {self.n_layers - 1}")
         return li
 
-    def _register(self, seq: _Seq, first: int, stop: int) -> None:
-        """Register blocks first .. stop-1 of the sequence, which this append made full, under their
-        keys (the whole prefix of token ids), unless a key already names a block."""
-        index, bs = self._prefix, self.block_size
-        assert index is not None and len(seq.nodes) == first
-        for i in range(first, stop):
+    def _register(self, index: PrefixIndex, seq: _Seq, full: int) -> None:
+        """Register the blocks this append made full (from len(seq.nodes), the full blocks before it, to
+        `full`) under their keys, the whole prefix of token ids, unless a key already names a block."""
+        bs = self.block_size
+        for i in range(len(seq.nodes), full):
             parent = seq.nodes[i - 1] if i else index.root
             if not index.in_tree(parent):  # pruned since (its key was evicted): the path is made again
                 seq.nodes = index.path(seq.tokens, i)
@@ -341,7 +339,7 @@ class PagedKVCache:
         copy = self._alloc.allocate()
         self._k[:, :, copy] = self._k[:, :, block]
         self._v[:, :, copy] = self._v[:, :, block]
-        self._alloc.decref(block)
+        self._alloc.unshare(block)
         return copy
 
     def _write(self, table: list[int], layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:

@@ -71,19 +71,18 @@ class PrefixIndex:
             nodes.append(node)
         return nodes
 
-    def register(self, node: Node, block: int) -> bool:
-        """Register `block` under the key `node` names, unless a block is registered there already."""
-        if node.block is not None:
-            return False
-        node.block = block
-        self._node_of[block] = node
-        return True
+    def register(self, node: Node, block: int) -> None:
+        """Register `block` under the key `node` names, unless a block is registered there already
+        (then `block` stays unregistered: a key names one block)."""
+        if node.block is None:
+            node.block = block
+            self._node_of[block] = node
 
     def drop(self, block: int) -> None:
         """An evicted block's key goes; nodes left with no block and no child leave the tree."""
-        node: Node | None = self._node_of.pop(block)
-        assert node is not None
+        node = self._node_of.pop(block)
         node.block = None
-        while node is not None and node.parent is not None and node.block is None and not node.children:
-            del node.parent.children[node.tokens]
-            node = node.parent
+        parent = node.parent
+        while parent is not None and node.block is None and not node.children:
+            del parent.children[node.tokens]
+            node, parent = parent, parent.parent

@@ -84,13 +84,19 @@ def test_the_allocator_names_its_callers_bug() -> None:
     alloc = BlockAllocator(2)
     first = alloc.allocate()
     with pytest.raises(BlockAccountingError, match="no holder"):
-        alloc.decref(1)
+        alloc.decref(1, False)
     with pytest.raises(BlockAccountingError, match="is free"):
         alloc.incref(1)
+    with pytest.raises(BlockAccountingError, match="is free, not cached"):
+        alloc.acquire(1)
+    with pytest.raises(BlockAccountingError, match="not shared"):
+        alloc.unshare(first)  # one holder: copy on write never moves off a block nobody else holds
     assert (alloc.num_free, alloc.allocate(), alloc.num_free) == (1, 1, 0)
     with pytest.raises(BlockAccountingError, match="no free block"):
         alloc.allocate()
-    alloc.decref(first)
+    alloc.incref(first)
+    alloc.unshare(first)
+    alloc.decref(first, False)
     with pytest.raises(BlockAccountingError, match="no holder"):
-        alloc.decref(first)  # released twice
+        alloc.decref(first, False)  # released twice
     assert (alloc.num_free, alloc.allocate()) == (1, first)
