@@ -40,6 +40,7 @@ settings.register_profile(
     "mutation",
     derandomize=True,
     max_examples=30,  # half of ci's: ci/mutation runs the whole suite for each mutant it cannot kill
+    stateful_step_count=25,  # half the default, for the same reason
     database=None,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=list(HealthCheck),

@@ -260,10 +260,10 @@ class PrefixFaultMachine(PrefixMachine):
         self.call("add_seq", seq, prompt, pinned=ValueError)
 
 
-_MACHINE = settings(max_examples=2 * settings().max_examples, stateful_step_count=40)
-TestPrefixMachine = PrefixMachine.TestCase
+_MACHINE = settings(max_examples=2 * settings().max_examples)
+TestPrefixMachine = pytest.mark.stateful(PrefixMachine.TestCase)
 TestPrefixMachine.settings = _MACHINE
-TestPrefixFaultMachine = PrefixFaultMachine.TestCase
+TestPrefixFaultMachine = pytest.mark.stateful(PrefixFaultMachine.TestCase)
 TestPrefixFaultMachine.settings = _MACHINE
 
 
