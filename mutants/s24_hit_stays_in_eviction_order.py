@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/allocator.py',
-            '            del self._cached[block]\n',
-            '            pass\n',
+            'is free, not cached")\n            del self._cached[block]\n',
+            'is free, not cached")\n            pass\n',
         ),
     ),
 )

@@ -59,7 +59,8 @@ class BlockAllocator:
         if self._free:
             block = heapq.heappop(self._free)
         elif self._cached:
-            block, _ = self._cached.popitem(False)  # last=False: the oldest
+            block = next(iter(self._cached))  # the oldest
+            del self._cached[block]
             self.evictions += 1
             if self._on_evict is not None:
                 self._on_evict(block)

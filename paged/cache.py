@@ -60,6 +60,17 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
     return out
 
 
+def take_slabs(pool: NDArray[np.float16], blocks: NDArray[np.intp], axis: int, out: NDArray[np.float16]) -> None:
+    """Copy the slabs `blocks` of `pool` (along `axis`), in order, into `out`, which must be contiguous.
+
+    take copies straight into a contiguous `out` only with mode "clip" (the ids are live blocks,
+    always in range); with the default "raise", or into a strided `out`, it fills a temporary and
+    copies that: about 2x the time. Hence the mode. (The method, with positional arguments:
+    np.take(...) costs 2 us more per call.)
+    """
+    pool.take(blocks, axis, out, "clip")
+
+
 class _Seq:
     """A live sequence: its block table and one length per layer; with prefix caching, the token
     ids it has declared and the prefix nodes of its full blocks (one per full block, in order)."""
@@ -258,23 +269,19 @@ class PagedKVCache:
                 v_out[:, off : off + width] = v_pool[:, block, lo : lo + width]
             else:  # whole blocks
                 blocks = np.array(seq.table[first : first + width // bs])
-                # take copies straight into a contiguous `out` only with mode "clip" (the ids are
-                # live blocks, always in range); with the default "raise", or into a strided `out`,
-                # it fills a temporary and copies that: about 2x the time. Hence the mode. (The
-                # method, with positional arguments: np.take(...) costs 2 us more per call.)
                 whole = (self.n_kv_heads, width // bs, bs, self.d_head)
                 if width == length:
                     # Whole blocks only: each output is contiguous, so one take per pool fills every
                     # head, about 4 % faster than a take per head (scattered blocks, side by side).
-                    k_pool.take(blocks, 1, k_out.reshape(whole), "clip")
-                    v_pool.take(blocks, 1, v_out.reshape(whole), "clip")
+                    take_slabs(k_pool, blocks, 1, k_out.reshape(whole))
+                    take_slabs(v_pool, blocks, 1, v_out.reshape(whole))
                 else:
                     # A tail follows, so out[:, :width] is strided; each head's out[h, :width] is
                     # contiguous. Hence the loop.
                     for pool, out in ((k_pool, k_out), (v_pool, v_out)):
                         heads = out[:, off : off + width].reshape(whole)
                         for h in range(self.n_kv_heads):
-                            pool[h].take(blocks, 0, heads[h], "clip")  # one head's [B, D] slabs, in table order
+                            take_slabs(pool[h], blocks, 0, heads[h])  # one head's [B, D] slabs, in table order
         return k_out, v_out
 
     # -- inspection -------------------------------------------------------------------------
@@ -327,7 +334,7 @@ class PagedKVCache:
         bs = self.block_size
         for i in range(len(seq.nodes), full):
             parent = seq.nodes[i - 1] if i else index.root
-            if not index.in_tree(parent):  # pruned since (its key was evicted): the path is made again
+            if parent.dead:  # pruned since (its key was evicted): the path is made again
                 seq.nodes = index.path(seq.tokens, i)
                 parent = seq.nodes[i - 1]
             node = index.child(parent, seq.tokens[i * bs : (i + 1) * bs])

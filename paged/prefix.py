@@ -7,8 +7,9 @@ registration costs one dict lookup of B tokens per block, whatever the cache hol
 tokens are compared exactly (a dict compares its tuple keys; a hash never decides alone).
 
 Invariants: a node is in its parent's `children` exactly while it has a block or a child
-(`drop` prunes the rest), so every node on the path to a registered node is in the tree;
-`_node_of[b]` is the node whose `block` is b, for every registered block b, and no other.
+(`drop` prunes the rest and marks them `dead`), so every node on the path to a registered
+node is in the tree; `_node_of[b]` is the node whose `block` is b, for every registered
+block b, and no other.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from typing import Sequence
 class Node:
     """One prefix: `tokens` (a block's worth) below `parent`, and the block registered under it, if any."""
 
-    __slots__ = ("parent", "tokens", "children", "block")
+    __slots__ = ("parent", "tokens", "children", "block", "dead")
 
     def __init__(self, parent: Node | None, tokens: tuple[int, ...]) -> None:
         self.parent = parent
         self.tokens = tokens
         self.children: dict[tuple[int, ...], Node] = {}
         self.block: int | None = None
+        self.dead = False  # pruned from the tree; a sequence that remembers it makes its path again
 
 
 class PrefixIndex:
@@ -38,10 +40,6 @@ class PrefixIndex:
 
     def is_registered(self, block: int) -> bool:
         return block in self._node_of
-
-    def in_tree(self, node: Node) -> bool:
-        """Whether `node` is still in the tree (a node a sequence remembers may have been pruned since)."""
-        return node is self.root or (node.parent is not None and node.parent.children.get(node.tokens) is node)
 
     def hit(self, tokens: Sequence[int]) -> list[Node]:
         """The nodes of the longest run of registered keys tokens[:B], tokens[:2B], ... that end
@@ -85,4 +83,7 @@ class PrefixIndex:
         parent = node.parent
         while parent is not None and node.block is None and not node.children:
             del parent.children[node.tokens]
+            node.dead = True
             node, parent = parent, parent.parent
+        if node.block is None and not node.children and node is not self.root:
+            raise AssertionError(f"drop({block}) left a node with no block and no child in the tree")
