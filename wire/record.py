@@ -12,7 +12,7 @@ from itertools import count
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-from .codec import call_fields
+from .codec import call_fields, wire_int
 from .server import Dispatcher
 from .transcript import Transcript
 
@@ -78,9 +78,9 @@ def recording_class(inner: Any, recorder: Recorder) -> type:
         def __init__(self, *sizes: Any, prefix_caching: bool = False) -> None:
             self._key = next(recorder.keys)
             try:
-                fields = [str(int(s)) if not isinstance(s, bool) else "x" for s in sizes] + (["prefix_caching"] if prefix_caching else [])
+                fields = [str(wire_int(s, "size")) for s in sizes] + (["prefix_caching"] if prefix_caching else [])
                 recorder.calls.append((self._key, "new", fields))
-            except (TypeError, ValueError):
+            except TypeError:
                 recorder.calls.append(f"a Python call with no wire form (not sent): PagedKVCache{sizes!r}")
             kwargs = {"prefix_caching": True} if prefix_caching else {}
             self._inner = inner(*sizes, **kwargs)
