@@ -18,6 +18,9 @@ import pytest
 
 import harness
 
+# Finalisers, the garbage collector and the allocator: the Python surface (a driver has none of them).
+pytestmark = pytest.mark.python_surface
+
 BAD_SIZES: list[tuple[tuple[Any, ...], type[BaseException]]] = [
     ((0, 2, 1, 1, 1), ValueError),
     ((4, 2, 1, 1, 0), ValueError),
