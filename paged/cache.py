@@ -91,8 +91,9 @@ class PagedKVCache:
     through the public calls only, and the oracle `ModelKVCache` is their executable model):
 
     - A block's reference count is the number of live sequences whose table holds it (a
-      table holds a block at most once), and a block is free exactly when its count is 0.
-      So `stats()["used"]` is the number of distinct blocks in live tables.
+      table holds a block at most once), and a block has no holder (it is free, or with
+      prefix caching cached) exactly when its count is 0. So `stats()["used"]` is the number
+      of distinct blocks in live tables.
     - For every live sequence, `len(table) == ceil(max(lens) / B)`: a block is taken when a
       position first needs it and kept until the sequence is freed.
     - Position p < lens[layer] of a sequence is stored in slot p % B of block table[p // B],
@@ -112,9 +113,10 @@ class PagedKVCache:
 
     Who touches what: only `append` writes the pools (through `_copy_block` and `_write`);
     reference counts, the free pool and the cached blocks change only inside `BlockAllocator`,
-    through `allocate`, `incref`, `acquire` and `decref` (`shared` only reads them); keys
-    change only inside `PrefixIndex`, through `register` and `drop` (called on eviction); `_seqs` and its `_Seq`
-    objects are this class's own; `block_table` and `gather` return new arrays, never views.
+    through `allocate`, `incref`, `acquire`, `unshare` and `decref` (`shared` only reads
+    them); keys change only inside `PrefixIndex`, through `register` and `drop` (called on
+    eviction); `_seqs` and its `_Seq` objects are this class's own; `block_table` and
+    `gather` return new arrays, never views.
     """
 
     _closed = False  # set by close(); a class default, so __init__ has nothing to undo on failure

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from wire.diff import array_difference, list_difference
+from wire.diff import array_difference, list_difference, shorten
 
 
 def same_bits(a: Any, b: Any) -> bool:
@@ -22,9 +22,8 @@ def same_bits(a: Any, b: Any) -> bool:
     return a.dtype == b.dtype == np.float16 and a.shape == b.shape and np.array_equal(a.view(np.uint16), b.view(np.uint16))
 
 
-def short(value: Any, limit: int = 200) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+def short(value: Any) -> str:
+    return shorten(repr(value), 200)
 
 
 def differs(got: Any, want: Any) -> str | None:

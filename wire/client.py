@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .codec import VERSION, ProtocolError, call_fields, parse_int, parse_list, parse_payload, parse_stats, wire_int
+from .diff import shorten
 
 DEFAULT_TIMEOUT = float(os.environ.get("PAGED_DRIVER_TIMEOUT", "20"))
 
@@ -38,10 +39,6 @@ class DriverError(Exception):
 
 class OutOfBlocks(RuntimeError):
     """A driver's `err out_of_blocks`."""
-
-
-def shorten(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
 
 
 class DriverProcess:

@@ -12,6 +12,11 @@ from typing import Any, Sequence
 import numpy as np
 
 
+def shorten(text: str, limit: int = 160) -> str:
+    """`text`, or its first `limit` characters and how long it was."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
 def f16(bits: int) -> str:
     """A float16 bit pattern as hex and value: 0x3c00 (1.0)."""
     value = np.array([bits], dtype=np.uint16).view(np.float16)[0]

@@ -28,10 +28,6 @@ from .codec import (
     parse_shape,
 )
 
-# The call each verb makes, as (argument kinds after the handle, method name). Kinds: "int" an
-# integer, "list" a list of integers, "chunk" two shapes then two payloads (k and v).
-Handler = Callable[[Any, list[str]], str]
-
 
 def capabilities(module: ModuleType) -> list[str]:
     """What the implementation offers beyond the base contract: `prefix_caching` when its constructor takes it."""

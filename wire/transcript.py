@@ -1,21 +1,18 @@
 """Transcripts: requests with their expected responses (docs/PROTOCOL.md "Transcripts").
 
-The conformance vectors and the gate's failure files are transcripts. `expected` computes
-the responses by serving the requests from a reference implementation (the oracle);
-`replay` sends a transcript to any implementation and stops at the first response that
-does not match, saying what differs.
+The conformance vectors and the gate's failure files are transcripts (written by
+`record.Recorder`, with the oracle's answers); `replay` sends a transcript to any
+implementation and stops at the first response that does not match, saying what differs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Callable, Iterable
 
-from .codec import VERSION, ProtocolError, parse_int, parse_list, parse_payload
-from .diff import array_difference, list_difference
-from .server import Dispatcher
+from .codec import ProtocolError, parse_int, parse_list, parse_payload
+from .diff import array_difference, list_difference, shorten
 
 META_KEYS = ("id", "comment", "flags", "requires")
 
@@ -74,13 +71,6 @@ def read(path: Path) -> Transcript:
     return parse(path.read_text(encoding="ascii"))
 
 
-def expected(requests: Iterable[str], reference: ModuleType) -> list[tuple[str, str]]:
-    """Each request with the response the reference implementation gives, in a fresh session."""
-    dispatcher = Dispatcher(reference, "reference")
-    dispatcher.handle(f"hello {VERSION}")
-    return [(request, dispatcher.handle(request)[0]) for request in requests]
-
-
 def matches(want: str, got: str) -> bool:
     """The protocol's rule: equal, except that an expected `err KIND ...` matches any `err KIND` message."""
     if want.startswith("err "):
@@ -92,7 +82,7 @@ def explain(request: str, want: str, got: str, geometry: dict[str, tuple[int, in
     """What differs between two responses to `request`, as precisely as the request's kind allows."""
     verb, *args = request.split(" ")
     if not (want.startswith("ok") and got.startswith("ok")):
-        return f"response={got[:200]!r}, but should be {want[:200]!r}"
+        return f"response={shorten(got)!r}, but should be {shorten(want)!r}"
     w, g = want.split(" ")[1:], got.split(" ")[1:]
     try:
         if verb == "block_table" and len(w) == len(g) == 1:
@@ -107,8 +97,8 @@ def explain(request: str, want: str, got: str, geometry: dict[str, tuple[int, in
                 if diff:
                     return f"{name}{diff}"
     except ProtocolError as exc:
-        return f"response does not parse ({exc}): {got[:200]!r}"
-    return f"response={got[:200]!r}, but should be {want[:200]!r}"
+        return f"response does not parse ({exc}): {shorten(got)!r}"
+    return f"response={shorten(got)!r}, but should be {shorten(want)!r}"
 
 
 @dataclass
@@ -120,8 +110,7 @@ class Mismatch:
     why: str
 
     def __str__(self) -> str:
-        request = self.request if len(self.request) <= 120 else self.request[:120] + "..."
-        return f"request {self.step} ({request}): {self.why}"
+        return f"request {self.step} ({shorten(self.request, 120)}): {self.why}"
 
 
 def replay(transcript: Transcript, send: Callable[[str], str]) -> Mismatch | None:
