@@ -36,34 +36,19 @@ _BASE = dict(deadline=None, print_blob=True, verbosity=Verbosity.normal)
 settings.register_profile("ci", derandomize=True, max_examples=60, database=None, **_BASE)
 settings.register_profile("dev", max_examples=60, **_BASE)
 settings.register_profile("thorough", max_examples=600, **_BASE)
+_CI = settings.get_profile("ci")
+_NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
 settings.register_profile(
     "mutation",
-    derandomize=True,
+    parent=_CI,
     max_examples=20,  # a third of ci's: ci/mutation runs the whole suite for each mutant it cannot kill
     stateful_step_count=25,  # half the default, for the same reason
-    database=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    phases=_NO_SHRINK,
     suppress_health_check=list(HealthCheck),
-    **_BASE,
 )
-settings.register_profile(
-    "gate",
-    derandomize=True,
-    max_examples=60,
-    database=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-    **_BASE,
-)
-settings.register_profile(
-    "gate-shrink",
-    derandomize=True,
-    max_examples=60,
-    database=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    **_BASE,
-)
+settings.register_profile("gate", parent=_CI, phases=_NO_SHRINK)
+settings.register_profile("gate-shrink", parent=_CI, phases=[*_NO_SHRINK, Phase.shrink])  # no slow explain phase
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
-
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
