@@ -3,10 +3,19 @@
 Seeded random weights, float32 maths, grouped-query attention over the K/V the
 cache gathers. The cache rounds K and V to float16; a paged and a contiguous
 float16 cache must therefore give the same logits and the same greedy tokens.
+
+Every value is a function of its own token's row and the K/V before it, never of how
+many rows share a call, so feeding a prompt at once, in chunks or one token at a time
+gives the same bits. That is why it uses no BLAS: a matmul's summation order depends on
+the kernel (OpenBLAS picks one per CPU), the thread count and the number of rows, so
+logits from a 14-row prompt and a 2-row one could differ in the last bit and round K/V to
+different float16s. Each sum here is taken in index order, one correctly rounded float32
+add or multiply at a time (`_dot`, `_sum`), and `exp` is the C library's, value by value.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol
 
 import numpy as np
@@ -18,8 +27,27 @@ class _Cache(Protocol):
     def seq_len(self, seq_id: int, layer: int = 0) -> int: ...
 
 
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`a @ b` (batched like matmul), each entry summed over k = 0, 1, ... in order, in float32."""
+    acc = a[..., :, 0:1] * b[..., 0:1, :]
+    for k in range(1, a.shape[-1]):
+        acc = acc + a[..., :, k : k + 1] * b[..., k : k + 1, :]
+    return acc
+
+
+def _sum(x: np.ndarray) -> np.ndarray:
+    """The sum over the last axis, in index order, keeping that axis (length 1)."""
+    acc = x[..., 0:1]
+    for j in range(1, x.shape[-1]):
+        acc = acc + x[..., j : j + 1]
+    return acc
+
+
+_exp = np.frompyfunc(math.exp, 1, 1)
+
+
 def _rms_norm(x: np.ndarray) -> np.ndarray:
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6)
+    return x / np.sqrt(_sum(x * x) / np.float32(x.shape[-1]) + np.float32(1e-6))
 
 
 class ToyDecoder:
@@ -66,19 +94,20 @@ class ToyDecoder:
         group = self.n_heads // self.n_kv_heads
         for layer, p in enumerate(self.layers):
             h = _rms_norm(x)
-            q = (h @ p["q"]).reshape(n, self.n_heads, self.d_head).transpose(1, 0, 2)
-            k = (h @ p["k"]).reshape(n, self.n_kv_heads, self.d_head).transpose(1, 0, 2)
-            v = (h @ p["v"]).reshape(n, self.n_kv_heads, self.d_head).transpose(1, 0, 2)
+            q = _dot(h, p["q"]).reshape(n, self.n_heads, self.d_head).transpose(1, 0, 2)
+            k = _dot(h, p["k"]).reshape(n, self.n_kv_heads, self.d_head).transpose(1, 0, 2)
+            v = _dot(h, p["v"]).reshape(n, self.n_kv_heads, self.d_head).transpose(1, 0, 2)
             cache.append(seq_id, layer, k, v)
             k_all, v_all = (np.repeat(a.astype(np.float32), group, axis=0) for a in cache.gather(seq_id, layer))
-            scores = q @ k_all.transpose(0, 2, 1) / np.float32(np.sqrt(self.d_head))  # [heads, n, len]
+            scores = _dot(q, k_all.transpose(0, 2, 1)) / np.float32(np.sqrt(self.d_head))  # [heads, n, len]
             visible = np.arange(k_all.shape[1])[None, :] <= (start + np.arange(n))[:, None]
             scores = np.where(visible, scores, np.float32(-np.inf))
-            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            attn = (scores / scores.sum(axis=-1, keepdims=True)) @ v_all  # [heads, n, d_head]
-            x = x + attn.transpose(1, 0, 2).reshape(n, -1) @ p["o"]
-            x = x + np.maximum(_rms_norm(x) @ p["up"], 0) @ p["down"]
-        return (_rms_norm(x) @ self.unembed).astype(np.float32)
+            # the masked positions weigh exactly 0, so a row's sums do not depend on how many follow it
+            weights = _exp(scores - scores.max(axis=-1, keepdims=True)).astype(np.float32)
+            attn = _dot(weights / _sum(weights), v_all)  # [heads, n, d_head]
+            x = x + _dot(attn.transpose(1, 0, 2).reshape(n, -1), p["o"])
+            x = x + _dot(np.maximum(_dot(_rms_norm(x), p["up"]), np.float32(0)), p["down"])
+        return _dot(_rms_norm(x), self.unembed).astype(np.float32)
 
     def greedy(self, cache: _Cache, seq_id: int, first: int, steps: int) -> tuple[list[int], list[np.ndarray]]:
         """Feed `first`, then each argmax, `steps` times; return the ids and each step's logits."""

@@ -311,6 +311,7 @@ def _decode_both(caches: list[Any], decoder: ToyDecoder) -> None:
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
 
 
+@pytest.mark.floats
 def test_paged_matches_contiguous_decoding(impl: ModuleType) -> None:
     """A two-layer toy decoder gives the same logits (1e-5) and greedy ids from paged and contiguous caches."""
     decoder = ToyDecoder(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_head=8, seed=1)

@@ -34,18 +34,26 @@ def list_difference(got: Sequence[Any], want: Sequence[Any]) -> str | None:
 
 
 def array_difference(got: Any, want: Any, axes: str = "head, pos, dim") -> str | None:
-    """None when both are float16 arrays of one shape with the same bits (NaN and -0.0 exact); else the first difference."""
+    """None when both arrays have one dtype, one shape and the same bits (NaN and -0.0 exact); else the first difference.
+
+    Floats are compared by bit pattern; the entry is named by `axes` when the array has that many.
+    """
     g, w = np.asarray(got), np.asarray(want)
     if g.dtype != w.dtype:
         return f"dtype={g.dtype}, but should be {w.dtype}"
     if g.shape != w.shape:
         return f"shape={g.shape}, but should be {w.shape}"
-    if g.dtype != np.float16:
-        return None if np.array_equal(g, w) else "values differ"
-    gb, wb = g.view(np.uint16), w.view(np.uint16)
-    bad = np.argwhere(gb != wb)
+    if g.dtype.kind != "f":
+        bad = np.argwhere(g != w)
+    else:
+        bits = np.dtype(f"u{g.dtype.itemsize}")
+        bad = np.argwhere(g.view(bits) != w.view(bits))
     if not len(bad):
         return None
     at = tuple(int(i) for i in bad[0])
-    where = ", ".join(f"{name}={i}" for name, i in zip(axes.split(", "), at)) if len(at) == len(axes.split(", ")) else str(at)
-    return f"[{where}]={f16(int(gb[at]))}, but should be {f16(int(wb[at]))} ({len(bad)} of {g.size} values differ)"
+    where = ", ".join(f"{name}={i}" for name, i in zip(axes.split(", "), at)) if len(at) == len(axes.split(", ")) else ", ".join(map(str, at))
+    if g.dtype == np.float16:
+        gv, wv = f16(int(g.view(np.uint16)[at])), f16(int(w.view(np.uint16)[at]))
+    else:
+        gv, wv = repr(g[at].item()), repr(w[at].item())
+    return f"[{where}]={gv}, but should be {wv} ({len(bad)} of {g.size} values differ)"
