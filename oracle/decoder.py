@@ -29,7 +29,7 @@ class _Cache(Protocol):
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`a @ b` (batched like matmul), each entry summed over k = 0, 1, ... in order, in float32."""
-    acc = a[..., :, 0:1] * b[..., 0:1, :]
+    acc: np.ndarray = a[..., :, 0:1] * b[..., 0:1, :]
     for k in range(1, a.shape[-1]):
         acc = acc + a[..., :, k : k + 1] * b[..., k : k + 1, :]
     return acc
@@ -37,7 +37,7 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _sum(x: np.ndarray) -> np.ndarray:
     """The sum over the last axis, in index order, keeping that axis (length 1)."""
-    acc = x[..., 0:1]
+    acc: np.ndarray = x[..., 0:1]
     for j in range(1, x.shape[-1]):
         acc = acc + x[..., j : j + 1]
     return acc
@@ -47,7 +47,8 @@ _exp = np.frompyfunc(math.exp, 1, 1)
 
 
 def _rms_norm(x: np.ndarray) -> np.ndarray:
-    return x / np.sqrt(_sum(x * x) / np.float32(x.shape[-1]) + np.float32(1e-6))
+    norm: np.ndarray = x / np.sqrt(_sum(x * x) / np.float32(x.shape[-1]) + np.float32(1e-6))
+    return norm
 
 
 class ToyDecoder:
@@ -68,7 +69,8 @@ class ToyDecoder:
         rng = np.random.default_rng(seed)
 
         def w(*shape: int) -> np.ndarray:
-            return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+            weights: np.ndarray = (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+            return weights
 
         self.n_layers, self.n_heads, self.n_kv_heads, self.d_head = n_layers, n_heads, n_kv_heads, d_head
         self.embed = w(vocab, d_model) * np.float32(np.sqrt(vocab))
@@ -107,7 +109,8 @@ class ToyDecoder:
             attn = _dot(weights / _sum(weights), v_all)  # [heads, n, d_head]
             x = x + _dot(attn.transpose(1, 0, 2).reshape(n, -1), p["o"])
             x = x + _dot(np.maximum(_dot(_rms_norm(x), p["up"]), np.float32(0)), p["down"])
-        return _dot(_rms_norm(x), self.unembed).astype(np.float32)
+        logits: np.ndarray = _dot(_rms_norm(x), self.unembed).astype(np.float32)
+        return logits
 
     def greedy(self, cache: _Cache, seq_id: int, first: int, steps: int) -> tuple[list[int], list[np.ndarray]]:
         """Feed `first`, then each argmax, `steps` times; return the ids and each step's logits."""

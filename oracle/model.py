@@ -12,6 +12,14 @@ token ids each sequence has declared, a registry from each key (the whole prefix
 token ids a full block ends) to its block and that block's K and V per layer, and the
 list of cached blocks (registered, no holder) in the order they became cached. A hit
 copies the registry's data into the new sequence's token lists; eviction drops a key.
+
+A profile (`oracle.profile`) names the choices the contract leaves to a port, and the model
+takes the same ones: which block `reuse` takes (the lowest free, then the oldest cached; or
+the front of one queue in release order) and what `duplicates` does with a second block
+under a registered key. `lifetime[b]` counts how often block b went back to the pool (its
+last holder let go and it kept no key, or it was evicted, or it lost its key while cached):
+a block's identity lasts from one such moment to the next, which is what a renaming of
+block ids is bound to (`oracle.renaming`).
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ import math
 from typing import Any
 
 import numpy as np
+
+from .profile import Profile
 
 
 class OutOfBlocks(RuntimeError):
@@ -56,7 +66,15 @@ class ModelKVCache:
     """What every call of CONTRACT.md returns and raises, written for clarity, not speed."""
 
     def __init__(
-        self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
+        self,
+        num_blocks: int,
+        block_size: int,
+        n_layers: int,
+        n_kv_heads: int,
+        d_head: int,
+        *,
+        prefix_caching: bool = False,
+        profile: Profile | None = None,
     ) -> None:
         sizes = [num_blocks, block_size, n_layers, n_kv_heads, d_head]
         names = ["num_blocks", "block_size", "n_layers", "n_kv_heads", "d_head"]
@@ -67,12 +85,17 @@ class ModelKVCache:
             raise TypeError(f"prefix_caching must be a bool, got {prefix_caching!r}")
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = (int(s) for s in sizes)
         self.prefix_caching = prefix_caching
+        self.profile = profile or Profile()
         self.tokens: dict[int, list[list[tuple[np.ndarray, np.ndarray]]]] = {}  # seq -> layer -> tokens
         self.tables: dict[int, list[int]] = {}  # seq -> block ids in position order
         self.declared: dict[int, list[int]] = {}  # seq -> the token ids of its positions, as far as declared
-        # key (token ids of positions 0 .. (i+1)B-1) -> (the block registered under it, its K and V per layer)
-        self.registry: dict[tuple[int, ...], tuple[int, list[list[tuple[np.ndarray, np.ndarray]]]]] = {}
+        # key (token ids of positions 0 .. (i+1)B-1) -> the blocks registered under it, earliest first, each
+        # with its K and V per layer (more than one only under duplicates=keep)
+        self.registry: dict[tuple[int, ...], list[tuple[int, list[list[tuple[np.ndarray, np.ndarray]]]]]] = {}
         self.cached: list[int] = []  # registered blocks no table holds, oldest first (the eviction order)
+        self.release_order: list[int] = list(range(self.num_blocks))  # blocks with no holder, in release order (reuse=release-order)
+        self.lifetime = [0] * self.num_blocks  # how often each block went back to the pool
+        self.ended: list[int] = []  # every block whose lifetime ended, in order (a transcript's `# released` lines)
         self.evictions = 0
         self.closed = False
 
@@ -82,7 +105,7 @@ class ModelKVCache:
         return sum(table.count(block) for table in self.tables.values())
 
     def registered(self) -> set[int]:
-        return {block for block, _ in self.registry.values()}
+        return {block for entries in self.registry.values() for block, _ in entries}
 
     def free_blocks(self) -> list[int]:
         """Blocks with no holder and no key, lowest first."""
@@ -90,17 +113,55 @@ class ModelKVCache:
         registered = self.registered()
         return [b for b in range(self.num_blocks) if b not in held and b not in registered]
 
+    def available(self) -> list[int]:
+        """The blocks an append can take, in the order it takes them (the profile's `reuse`).
+
+        Free blocks are interchangeable (no holder, no key, nothing to read), so whichever the
+        order reaches, the model takes the lowest free one: its ids stay the lowest-free ones
+        wherever the profile lets a free block be taken, and only cached blocks are named by it.
+        """
+        if self.profile.reuse == "release-order":
+            free = iter(self.free_blocks())
+            return [b if b in self.cached else next(free) for b in self.release_order]
+        return self.free_blocks() + list(self.cached)
+
+    def unregister(self, block: int) -> None:
+        """The block's key goes (its other blocks, under duplicates=keep, stay)."""
+        self.registry = {
+            key: kept for key, entries in self.registry.items() if (kept := [e for e in entries if e[0] != block])
+        }
+
+    def end(self, block: int) -> None:
+        """The block went back to the pool: its identity ends (a renaming of ids lets its name go)."""
+        self.lifetime[block] += 1
+        self.ended.append(block)
+
     def evict(self, block: int) -> None:
-        """Take a cached block for reuse: its key goes."""
+        """Take a cached block for reuse: its key goes, and so does its identity."""
         self.cached.remove(block)
-        self.registry = {key: entry for key, entry in self.registry.items() if entry[0] != block}
+        self.unregister(block)
+        self.end(block)
         self.evictions += 1
+
+    def take(self, block: int) -> None:
+        """An unheld block enters a table: it leaves the release order (and the eviction order, if cached).
+
+        A free block takes the place in the release order of the first free one there (see `available`).
+        """
+        if block in self.cached:
+            self.cached.remove(block)
+            self.release_order.remove(block)
+        elif block in self.release_order:
+            registered = self.registered()
+            first = next(i for i, b in enumerate(self.release_order) if b not in registered)
+            self.release_order[self.release_order.index(block)] = self.release_order[first]
+            del self.release_order[first]
 
     def hit(self, tokens: list[int]) -> list[int]:
         """The longest run of registered keys tokens[:B], tokens[:2B], ... whose blocks end before the last token."""
-        bs, blocks = self.block_size, []
+        bs, blocks = self.block_size, list[int]()
         while (len(blocks) + 1) * bs <= len(tokens) - 1 and tuple(tokens[: (len(blocks) + 1) * bs]) in self.registry:
-            blocks.append(self.registry[tuple(tokens[: (len(blocks) + 1) * bs])][0])
+            blocks.append(self.registry[tuple(tokens[: (len(blocks) + 1) * bs])][0][0])
         return blocks
 
     # -- checks ---------------------------------------------------------------------------
@@ -142,10 +203,9 @@ class ModelKVCache:
         for block in self.hit(ids):
             key = tuple(ids[: (len(self.tables[sid]) + 1) * self.block_size])
             for layer in range(self.n_layers):
-                self.tokens[sid][layer] += self.registry[key][1][layer]
+                self.tokens[sid][layer] += self.registry[key][0][1][layer]
             self.tables[sid].append(block)
-            if block in self.cached:
-                self.cached.remove(block)
+            self.take(block)
         return len(self.tables[sid]) * self.block_size
 
     def extend(self, seq_id: int, tokens: Any) -> None:
@@ -178,9 +238,10 @@ class ModelKVCache:
         touched = range(start // self.block_size, (end - 1) // self.block_size + 1)
         needs_copy = {i for i in touched if i < len(table) and self.holders(table[i]) > 1}
         needs_new = {i for i in touched if i >= len(table)}
-        # Each block taken is the lowest free one, and once none is free, the oldest cached one (no
-        # block becomes free or cached during an append: a copied block keeps its other holders).
-        available = self.free_blocks() + list(self.cached)
+        # The profile's reuse order: the lowest free block, and once none is free, the oldest cached
+        # one; or the front of the release order. No block becomes free or cached during an append
+        # before its blocks are taken: a copied block keeps its other holders.
+        available = self.available()
         if len(needs_copy) + len(needs_new) > len(available):
             raise OutOfBlocks(f"needs {len(needs_copy) + len(needs_new)} blocks")
         taken = iter(available)
@@ -189,6 +250,7 @@ class ModelKVCache:
                 block = next(taken)
                 if block in self.cached:
                     self.evict(block)
+                self.take(block)
                 if i in needs_copy:
                     table[i] = block
                 else:
@@ -201,15 +263,24 @@ class ModelKVCache:
             self.register(sid, range(full_before, min(len(t) for t in self.tokens[sid]) // self.block_size))
 
     def register(self, sid: int, indices: range) -> None:
-        """Register the blocks this append made full, under their keys, unless a key names a block already."""
+        """Register the blocks this append made full, under their keys. When a key names a block already,
+        the profile's `duplicates` says: the new block stays unregistered (first), is registered too
+        (keep), or takes the key from the old one (newest), which, held by no one, is then free."""
         bs = self.block_size
         for i in indices:
             key = tuple(self.declared[sid][: (i + 1) * bs])
             block = self.tables[sid][i]
             assert block not in self.registered(), "a block that just became full was written by this sequence alone"
-            if key not in self.registry:
-                data = [list(self.tokens[sid][layer][i * bs : (i + 1) * bs]) for layer in range(self.n_layers)]
-                self.registry[key] = (block, data)
+            data = [list(self.tokens[sid][layer][i * bs : (i + 1) * bs]) for layer in range(self.n_layers)]
+            entries = self.registry.setdefault(key, [])
+            if entries and self.profile.duplicates == "newest":
+                for old, _ in entries:
+                    if old in self.cached:
+                        self.cached.remove(old)
+                        self.end(old)
+                entries.clear()
+            if not entries or self.profile.duplicates != "first":
+                entries.append((block, data))
 
     def gather(self, seq_id: int, layer: int) -> tuple[np.ndarray, np.ndarray]:
         sid = self._live(seq_id)
@@ -235,8 +306,12 @@ class ModelKVCache:
         del self.tokens[sid], self.declared[sid]
         registered = self.registered()
         for block in reversed(table):
-            if block in registered and self.holders(block) == 0:
-                self.cached.append(block)
+            if self.holders(block) == 0:
+                self.release_order.append(block)
+                if block in registered:
+                    self.cached.append(block)
+                else:
+                    self.end(block)
 
     def stats(self) -> dict[str, int]:
         self._open()

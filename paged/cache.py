@@ -120,6 +120,7 @@ class PagedKVCache:
     """
 
     _closed = False  # set by close(); a class default, so __init__ has nothing to undo on failure
+    allocator: type[BlockAllocator] = BlockAllocator  # the free-pool policy (a port with another order overrides it)
 
     def __init__(
         self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
@@ -141,7 +142,7 @@ class PagedKVCache:
         # instead of a new NumPy view on every append and gather.
         self._layers = list(zip(self._k, self._v))
         self._prefix = PrefixIndex(self.block_size) if prefix_caching else None
-        self._alloc = BlockAllocator(self.num_blocks, self._prefix.drop if self._prefix else None)
+        self._alloc = self.allocator(self.num_blocks, self._prefix.drop if self._prefix else None)
         self._seqs: dict[int, _Seq] = {}
 
     # -- lifecycle -------------------------------------------------------------------------

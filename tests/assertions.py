@@ -9,7 +9,7 @@ values as bits and numbers). Helper frames are hidden from tracebacks.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,13 +39,20 @@ def differs(got: Any, want: Any) -> str | None:
     return None if got == want else f"={short(got)}, but should be {short(want)}"
 
 
+# What a differing block table means under the profile in force (set by the harness).
+table_hint: Callable[[], str] = lambda: ""
+
+
 def message(what: str, got: Any, want: Any, call: str) -> str:
     how = differs(got, want)
     if how is None:
         how = f"={got!r}, but should be {want!r}"
     elif not how.startswith(("=", "[")):
         how = f" {how}"
-    return f"{what}{how} [{call}]"
+    text = f"{what}{how} [{call}]"
+    if what.startswith(("block_table", "[block_table")):
+        text += f"\n  ({table_hint()})"
+    return text
 
 
 def assert_equal(what: str, got: Any, want: Any, call: str) -> None:

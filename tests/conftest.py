@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 
 import harness
+from oracle.profile import parse as parse_profile
 
 PYTHON_SURFACE = (
     "Python surface, no meaning for a driver (CONTRACT.md 'What a conforming port is checked on': "
@@ -59,6 +60,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "docs/PROTOCOL.md (default: $PAGED_IMPL, else paged)",
     )
     parser.addoption(
+        "--profile",
+        default=os.environ.get("PAGED_PROFILE") or None,
+        metavar="OPTION=VALUE[,...]",
+        help="the profile to test under (docs/CONTRACT.md, Profiles), overriding the one the implementation "
+        "declares (a module's PROFILE, a driver's hello); default: $PAGED_PROFILE, else the declared one",
+    )
+    parser.addoption(
         "--xfails",
         default=None,
         metavar="FILE",
@@ -82,6 +90,10 @@ def pytest_configure(config: pytest.Config) -> None:
     harness.set_impl_name(config.getoption("--impl"))
     os.environ["PAGED_IMPL"] = config.getoption("--impl")  # so xdist workers and subprocesses agree
     harness.record_to(config.getoption("--transcript"))
+    if config.getoption("--profile") is not None:
+        parse_profile(config.getoption("--profile"))  # a bad profile is a usage error, before any test
+        harness.set_profile_override(config.getoption("--profile"))
+        os.environ["PAGED_PROFILE"] = config.getoption("--profile")
 
 
 # Run order: the cheap, broad tests first (the seed's catalog, the vectors), the long ones last (the
@@ -180,13 +192,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             json.dump(OUTCOMES, out, indent=1)
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_report_header(config: pytest.Config) -> list[str]:
     try:
         module = harness.impl()
         where = getattr(module, "__file__", "?")
     except Exception as exc:  # noqa: BLE001 - the header reports why the implementation is unusable
         where = f"cannot load: {exc}"
-    return f"implementation under test: {config.getoption('--impl')} ({where})"
+    try:
+        under = harness.profile().describe()
+    except Exception as exc:  # noqa: BLE001 - the header reports why the profile is unusable
+        under = f"unusable: {exc}"
+    return [f"implementation under test: {config.getoption('--impl')} ({where})", f"profile: {under}"]
 
 
 @pytest.fixture(scope="session")

@@ -19,16 +19,46 @@ from typing import Any, Iterable
 
 import numpy as np
 
+import assertions
 import oracle.as_impl
 from assertions import assert_equal, assert_same_bits, same_bits
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
+from oracle.profile import Profile, hint
+from oracle.profile import parse as parse_profile
+from renamed import RenamedImpl
 from wire.client import ExecImpl
 from wire.record import Recorder
 from wire.server import capabilities as module_capabilities
 
 _impl_name = os.environ.get("PAGED_IMPL") or "paged"
 _exec: dict[str, ExecImpl] = {}
+_profile_override: str | None = os.environ.get("PAGED_PROFILE") or None
+_renamed: dict[int, RenamedImpl] = {}
+
+
+def set_profile_override(text: str | None) -> None:
+    """`--profile`: the profile to test under, whatever the implementation declares."""
+    global _profile_override
+    _profile_override = text or None
+
+
+def declared_profile() -> str:
+    """The profile the implementation declares: a module's `PROFILE`, a driver's hello."""
+    return str(getattr(raw_impl(), "PROFILE", "") or "")
+
+
+def profile() -> Profile:
+    """The profile under test: `--profile` if given, else the implementation's own (the default when it declares none)."""
+    return parse_profile(_profile_override if _profile_override is not None else declared_profile())
+
+
+assertions.table_hint = lambda: hint(profile())
+
+
+def model(*sizes: Any, **kwargs: Any) -> ModelKVCache:
+    """The oracle for a cache of these sizes, under the profile under test."""
+    return ModelKVCache(*sizes, profile=profile(), **kwargs)
 
 
 def set_impl_name(name: str) -> None:
@@ -45,21 +75,34 @@ def is_wire() -> bool:
     return _impl_name.startswith("exec:")
 
 
-def impl() -> Any:
-    """The module under test; it must export PagedKVCache and OutOfBlocks."""
+def raw_impl() -> Any:
+    """The module under test as it is (a driver wrapped as a module); it must export PagedKVCache and OutOfBlocks."""
     if is_wire():
-        module: Any = _exec.setdefault(_impl_name, ExecImpl(_impl_name))
-    else:
-        module = importlib.import_module(_impl_name)
-        missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]
-        if missing:
-            raise ImportError(f"implementation module {_impl_name!r} does not export {', '.join(missing)}")
-    return RECORDER.wrap(module) if RECORD_PATH else module
+        return _exec.setdefault(_impl_name, ExecImpl(_impl_name))
+    module = importlib.import_module(_impl_name)
+    missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]
+    if missing:
+        raise ImportError(f"implementation module {_impl_name!r} does not export {', '.join(missing)}")
+    return module
+
+
+def impl() -> Any:
+    """The module under test, as tests use it: its calls recorded with --transcript, and under
+    allocation=any its block tables read through the renaming (`renamed.RenamedImpl`)."""
+    module = raw_impl()
+    if RECORD_PATH:
+        module = RECORDER.wrap(module)
+    current = profile()
+    if not current.exact_ids:
+        if id(module) not in _renamed or _renamed[id(module)].profile != current:
+            _renamed[id(module)] = RenamedImpl(module, current)
+        module = _renamed[id(module)]
+    return module
 
 
 def capabilities() -> frozenset[str]:
     """The optional parts of the contract the implementation has (a driver announces them at hello)."""
-    module = impl()
+    module = raw_impl()
     return frozenset(module.capabilities if is_wire() else module_capabilities(module))
 
 

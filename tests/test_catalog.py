@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from assertions import assert_equal, assert_same_bits
+import harness
 from harness import assert_matches_model, same_bits, snapshot
-from oracle import ContiguousKVCache, ModelKVCache, ToyDecoder
+from oracle import ContiguousKVCache, ToyDecoder
 from strategies import seed_token
 
 pytestmark = pytest.mark.catalog
@@ -99,7 +100,7 @@ def test_layers_keep_independent_lengths(impl: ModuleType) -> None:
     """Each layer appends on its own, sharing one table sized for the longest layer."""
     rng = np.random.default_rng(4)
     cache = impl.PagedKVCache(16, 2, 3, 1, 2)
-    model = ModelKVCache(16, 2, 3, 1, 2)
+    model = harness.model(16, 2, 3, 1, 2)
     for c in (cache, model):
         c.add_seq(0)
 
@@ -329,7 +330,7 @@ def test_random_ops_conserve_blocks(impl: ModuleType) -> None:
     rng = np.random.default_rng(2026)
     n_blocks, bs, layers, heads, dims = 24, 3, 2, 1, 2
     cache = impl.PagedKVCache(n_blocks, bs, layers, heads, dims)
-    model = ModelKVCache(n_blocks, bs, layers, heads, dims)
+    model = harness.model(n_blocks, bs, layers, heads, dims)
     live: list[int] = []
     next_id = 0
     refused = 0

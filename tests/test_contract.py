@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 
 from assertions import assert_equal, assert_same_bits
+import harness
 from harness import assert_matches_model, same_bits, snapshot
 from oracle import ContiguousKVCache, ModelKVCache
 from strategies import make_chunk
 
 
 def both(impl: ModuleType, *sizes: int) -> tuple[Any, ModelKVCache]:
-    return impl.PagedKVCache(*sizes), ModelKVCache(*sizes)
+    return impl.PagedKVCache(*sizes), harness.model(*sizes)
 
 
 def run(caches: tuple[Any, ...], call: str, *args: Any) -> None:

@@ -29,7 +29,7 @@ from hypothesis.stateful import Bundle, consumes, initialize, invariant, multipl
 
 import harness
 from assertions import assert_equal, assert_same_bits
-from oracle import ContiguousKVCache, ModelKVCache, ToyDecoder
+from oracle import ContiguousKVCache, ToyDecoder
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from strategies import Geometry, geometries, model_blocks_needed, tokens_needing
 from test_stateful import CacheMachine, step
@@ -72,7 +72,7 @@ class PrefixMachine(CacheMachine):
     def new_cache(self, geometry: Geometry, prompt: list[int]) -> Any:  # type: ignore[override]
         """Both caches with prefix caching on, and sequence 0 with a prompt, prefilled as far as the pool allows."""
         module = harness.impl()
-        self.model = ModelKVCache(*geometry, prefix_caching=True)
+        self.model = harness.model(*geometry, prefix_caching=True)
         self.cache = module.PagedKVCache(*geometry, prefix_caching=True)
         self.call("add_seq", 0, prompt)
         self.prompts.append(prompt)
@@ -271,7 +271,7 @@ TestPrefixFaultMachine.settings = _MACHINE
 def test_the_additions_check_their_arguments_on_and_off(caching: bool) -> None:
     """Off, add_seq(s, tokens) serves nothing and extend does nothing, but both check their arguments as on."""
     cache = harness.impl().PagedKVCache(4, 2, 1, 1, 1, prefix_caching=caching)
-    model = ModelKVCache(4, 2, 1, 1, 1, prefix_caching=caching)
+    model = harness.model(4, 2, 1, 1, 1, prefix_caching=caching)
     for c in (cache, model):
         c.add_seq(0, [1, 2, 3])
     for call, args, error in (("extend", (0, [4, -1]), ValueError), ("extend", (7, [1]), KeyError), ("add_seq", (1, [0, -3]), ValueError)):

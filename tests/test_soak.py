@@ -37,7 +37,7 @@ class Soak:
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
         self.cache = harness.impl().PagedKVCache(NUM_BLOCKS, BLOCK_SIZE, N_LAYERS, N_HEADS, D_HEAD)
-        self.model = ModelKVCache(NUM_BLOCKS, BLOCK_SIZE, N_LAYERS, N_HEADS, D_HEAD)
+        self.model = harness.model(NUM_BLOCKS, BLOCK_SIZE, N_LAYERS, N_HEADS, D_HEAD)
         self.ops = 0
         self.requests = 0
         self.out_of_blocks = 0

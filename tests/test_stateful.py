@@ -158,7 +158,7 @@ class CacheMachine(RuleBasedStateMachine):
         """A cache of the drawn geometry, with sequences 0 .. n_seqs-1 added (so every rule has one to work on)."""
         module = harness.impl()
         assert issubclass(module.OutOfBlocks, RuntimeError)
-        self.model = ModelKVCache(*geometry)
+        self.model = harness.model(*geometry)
         self.cache = module.PagedKVCache(*geometry)
         for s in range(n_seqs):
             self.call("add_seq", s)

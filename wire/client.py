@@ -62,7 +62,8 @@ class DriverProcess:
         if len(fields) < 3 or fields[0] != "ok" or fields[1] != str(VERSION):
             self.fail(f"hello {VERSION}", f"answered {shorten(response)!r}, expected 'ok {VERSION} NAME [CAPS...]'")
         self.name = fields[2]
-        self.capabilities = frozenset(fields[3:])
+        self.capabilities = frozenset(f for f in fields[3:] if "=" not in f)
+        self.profile = ",".join(f for f in fields[3:] if "=" in f)  # the profile it declares (OPTION=VALUE words)
 
     def request(self, line: str) -> str:
         """The driver's response to one request (closes queued by the garbage collector go first)."""
@@ -172,6 +173,11 @@ class ExecImpl:
     def capabilities(self) -> frozenset[str]:
         return self.driver().capabilities
 
+    @property
+    def PROFILE(self) -> str:  # noqa: N802 - the attribute a Python module declares its profile by
+        """The profile the driver declares at hello."""
+        return self.driver().profile
+
     def stop(self) -> None:
         if self._driver is not None:
             self._driver.stop()
@@ -255,9 +261,11 @@ class Session:
 
     def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.capabilities: frozenset[str]
+        self.profile: str  # the profile it declares, OPTION=VALUE,...
         if spec.startswith("exec:"):
             self.process: DriverProcess | None = DriverProcess(spec[len("exec:") :].strip(), timeout)
             self.capabilities = self.process.capabilities
+            self.profile = self.process.profile
             self.dispatcher = None
         else:
             import importlib
@@ -268,6 +276,7 @@ class Session:
             self.dispatcher = Dispatcher(importlib.import_module(spec), spec)
             self.dispatcher.handle(f"hello {VERSION}")
             self.capabilities = frozenset(self.dispatcher.caps)
+            self.profile = ",".join(self.dispatcher.profile)
 
     def send(self, line: str) -> str:
         if self.process is not None:

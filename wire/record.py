@@ -66,11 +66,20 @@ class Recorder:
             else:
                 out.notes.append(f"a call on a cache the oracle refused to make (not sent): {name}")
                 continue
+            before = {h: len(log) for h, log in ended(reference).items()}
             response = reference.handle(request)[0]
             if name == "new" and response.startswith("ok "):
                 handles[key] = response.split(" ")[1]
             out.steps.append((request, response))
+            for handle, log in ended(reference).items():
+                if len(log) > before.get(handle, 0):
+                    out.released.setdefault(len(out.steps) - 1, []).append((str(handle), log[before.get(handle, 0) :]))
         return out
+
+
+def ended(reference: Dispatcher) -> dict[int, list[int]]:
+    """Each reference cache's log of the blocks whose lifetime ended (`ModelKVCache.ended`), by handle."""
+    return {h: c.ended for h, c in enumerate(reference.caches) if hasattr(c, "ended")}
 
 
 def recording_class(inner: Any, recorder: Recorder) -> type:

@@ -38,6 +38,11 @@ def capabilities(module: ModuleType) -> list[str]:
     return ["prefix_caching"] if "prefix_caching" in params else []
 
 
+def profile_words(module: ModuleType) -> list[str]:
+    """The profile the module declares (its `PROFILE`, `OPTION=VALUE,...`), as hello's `OPTION=VALUE` words."""
+    return str(getattr(module, "PROFILE", "") or "").replace(",", " ").split()
+
+
 def error_kind(module: ModuleType, exc: BaseException) -> str:
     """The protocol's KIND for an exception the implementation raised."""
     if isinstance(exc, module.OutOfBlocks):
@@ -60,6 +65,7 @@ class Dispatcher:
         self.module = module
         self.name = name
         self.caps = capabilities(module)
+        self.profile = profile_words(module)
         self.caches: list[Any] = []  # handle -> cache (closed ones stay, so their calls answer invalid_argument)
         self.greeted = False
 
@@ -99,7 +105,7 @@ class Dispatcher:
         if parse_int(args[0], "version") != VERSION:
             raise ProtocolError("unsupported version")
         self.greeted = True
-        return " ".join(["ok", str(VERSION), self.name, *self.caps])
+        return " ".join(["ok", str(VERSION), self.name, *self.caps, *self.profile])
 
     def new(self, args: list[str]) -> str:
         options = args[5:]

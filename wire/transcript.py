@@ -3,6 +3,11 @@
 The conformance vectors and the gate's failure files are transcripts (written by
 `record.Recorder`, with the oracle's answers); `replay` sends a transcript to any
 implementation and stops at the first response that does not match, saying what differs.
+
+After a request during which some of the oracle's blocks went back to the pool, a
+`# released C IDS` line says which (cache handle C). A replay with `exact_ids=False`
+(profile allocation=any) compares block tables up to a renaming of ids bound for each
+block's lifetime (`oracle.renaming`), and those lines end the lifetimes.
 """
 
 from __future__ import annotations
@@ -11,10 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+from oracle.profile import OPTIONS, Profile
+from oracle.renaming import BlockNames
+
 from .codec import ProtocolError, parse_int, parse_list, parse_payload
 from .diff import array_difference, list_difference, shorten
 
-META_KEYS = ("id", "comment", "flags", "requires")
+META_KEYS = ("id", "comment", "flags", "requires", "profile")
 
 
 @dataclass
@@ -22,6 +30,8 @@ class Transcript:
     meta: dict[str, str] = field(default_factory=dict)
     steps: list[tuple[str, str]] = field(default_factory=list)  # (request, expected response)
     notes: list[str] = field(default_factory=list)  # comment lines after the metadata
+    # step index (0-based) -> (handle, oracle block ids) released during that request
+    released: dict[int, list[tuple[str, list[int]]]] = field(default_factory=dict)
 
     @property
     def requires(self) -> list[str]:
@@ -31,8 +41,9 @@ class Transcript:
         lines = [f"# {key}: {self.meta[key]}" for key in META_KEYS if self.meta.get(key)]
         lines += [f"# {key}: {value}" for key, value in self.meta.items() if key not in META_KEYS]
         lines += [f"# {note}" for note in self.notes]
-        for request, response in self.steps:
+        for i, (request, response) in enumerate(self.steps):
             lines += [f"> {request}", f"< {response}"]
+            lines += [f"# released {handle} {','.join(map(str, ids))}" for handle, ids in self.released.get(i, ())]
         return "\n".join(lines) + "\n"
 
 
@@ -45,8 +56,11 @@ def parse(text: str) -> Transcript:
             continue
         if line.startswith("#"):
             key, sep, value = line[1:].strip().partition(": ")
+            released = line[1:].split()
             if in_header and sep and key.isidentifier():
                 out.meta[key] = value
+            elif not in_header and len(released) == 3 and released[0] == "released" and out.steps and pending is None:
+                out.released.setdefault(len(out.steps) - 1, []).append((released[1], parse_list(released[2])))
             else:
                 out.notes.append(line[1:].strip())
             continue
@@ -113,14 +127,51 @@ class Mismatch:
         return f"request {self.step} ({shorten(self.request, 120)}): {self.why}"
 
 
-def replay(transcript: Transcript, send: Callable[[str], str]) -> Mismatch | None:
-    """Send every request of a fresh session (after `hello`) and stop at the first response that does not match."""
+def written_for_another(transcript: Transcript, profile: Profile) -> str | None:
+    """Why a transcript is not for a port of `profile` (its `profile` line names other values), or None."""
+    line = transcript.meta.get("profile", "")
+    if not line:
+        return None
+    theirs = dict(item.partition("=")[::2] for item in line.split(","))
+    unknown = [o for o in theirs if o not in OPTIONS]
+    if unknown:
+        return f"its profile line names options this suite does not know: {', '.join(unknown)}"
+    mine = {o: getattr(profile, o) for o in theirs}
+    if mine == theirs:
+        return None
+    return f"written for {line}; the port has {','.join(f'{o}={v}' for o, v in mine.items())} (another file of this vector is written for that)"
+
+
+def renamed_table(names: BlockNames, request: str, want: str, got: str) -> str | None:
+    """None when a block_table answer is the expected one up to the renaming; else what differs."""
+    w, g = want.split(" "), got.split(" ")
+    if len(w) != 2 or len(g) != 2 or g[0] != "ok":
+        return None if matches(want, got) else f"response={shorten(got)!r}, but should be {shorten(want)!r}"
+    try:
+        return names.check("block_table", parse_list(g[1]), parse_list(w[1]))
+    except ProtocolError as exc:
+        return f"response does not parse ({exc}): {shorten(got)!r}"
+
+
+def replay(transcript: Transcript, send: Callable[[str], str], exact_ids: bool = True) -> Mismatch | None:
+    """Send every request of a fresh session (after `hello`) and stop at the first response that does not match.
+
+    With `exact_ids` false (allocation=any), block tables match up to a renaming of block ids.
+    """
     geometry: dict[str, tuple[int, int]] = {}  # handle -> (H, D), to explain gathers
+    names: dict[str, BlockNames] = {}  # handle -> the renaming of its block ids
     for step, (request, want) in enumerate(transcript.steps, 1):
         got = send(request)
         if request.startswith("new ") and want.startswith("ok "):
             sizes = request.split(" ")[1:6]
             geometry[want.split(" ")[1]] = (int(sizes[3]), int(sizes[4]))
-        if not matches(want, got):
+        if not exact_ids and request.startswith("block_table ") and want.startswith("ok"):
+            why = renamed_table(names.setdefault(request.split(" ")[1], BlockNames()), request, want, got)
+            if why is not None:
+                return Mismatch(step, request, want, got, why)
+        elif not matches(want, got):
             return Mismatch(step, request, want, got, explain(request, want, got, geometry))
+        for handle, ids in transcript.released.get(step - 1, ()):
+            for block in ids:
+                names.setdefault(handle, BlockNames()).release(block)
     return None

@@ -1,0 +1,58 @@
+"""Block ids as names: a port's block tables checked against the oracle's up to a renaming.
+
+Under `allocation=any` a port may take any free block, so its ids need not be the oracle's.
+What must still hold: two entries hold the same block exactly when their ids are equal, a
+held (or cached) block is never handed out again, and an entry keeps its id for as long as
+its block stays in the table. So each oracle block is bound to the port's id when it enters
+a table, and the binding lasts until the block goes back to the pool (its lifetime ends:
+`ModelKVCache.lifetime`, or a transcript's `# released` line); one permutation for a whole
+run would not hold, since ids are recycled.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class BlockNames:
+    """The bijection between the oracle's block ids and the port's, for blocks whose lifetime goes on."""
+
+    def __init__(self) -> None:
+        self._port_of: dict[int, int] = {}  # oracle id -> port id
+        self._oracle_of: dict[int, int] = {}  # port id -> oracle id
+        self._where: dict[int, str] = {}  # oracle id -> where the binding was made, for messages
+
+    def release(self, oracle_id: int) -> None:
+        """The oracle's block went back to the pool: its name is free for the next block."""
+        port = self._port_of.pop(oracle_id, None)
+        if port is not None:
+            del self._oracle_of[port]
+            del self._where[oracle_id]
+
+    def check(self, what: str, got: Sequence[int], want: Sequence[int]) -> str | None:
+        """None when the port's table `got` is the oracle's `want` up to the renaming, binding new
+        entries; else the first entry that breaks it, in the suite's format (after `what`)."""
+        if len(got) != len(want):
+            return f"{what} has {len(got)} blocks, but should have {len(want)}: {list(got)} for the oracle's {list(want)}"
+        for i, (port, oracle) in enumerate(zip(got, want)):
+            bound = self._port_of.get(oracle)
+            if bound is not None:
+                if bound != port:
+                    return (
+                        f"{what}[{i}]={port}, but should be {bound}: the id this block has had since {self._where[oracle]} "
+                        f"(it is still in a table or cached, so it keeps its id; ids are names, but not for changing)"
+                    )
+                continue
+            other = self._oracle_of.get(port)
+            if other is not None:
+                return (
+                    f"{what}[{i}]={port}, but {port} is already the block of {self._where[other]}, which is still held or "
+                    f"cached: this entry should be a block of its own (a block held is never handed out again)"
+                )
+            self._port_of[oracle], self._oracle_of[port] = port, oracle
+            self._where[oracle] = f"{what}[{i}]"
+        return None
+
+    def oracle_ids(self, got: Sequence[int]) -> list[int]:
+        """The port's ids as the oracle's (after `check` bound them)."""
+        return [self._oracle_of[p] for p in got]
