@@ -256,11 +256,14 @@ class ModelKVCache:
                 else:
                     table.append(block)
         full_before = min(len(t) for t in self.tokens[sid]) // self.block_size
-        for t in range(k.shape[1]):
-            self.tokens[sid][li].append((k[:, t, :].astype(np.float16), v[:, t, :].astype(np.float16)))
+        self.tokens[sid][li] += [self.position(k, v, t) for t in range(k.shape[1])]
         assert len(table) == math.ceil(max(len(t) for t in self.tokens[sid]) / self.block_size)
         if self.prefix_caching:
             self.register(sid, range(full_before, min(len(t) for t in self.tokens[sid]) // self.block_size))
+
+    def position(self, k: np.ndarray, v: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """What the model keeps of position t of a chunk: its K and V, rounded to float16."""
+        return k[:, t, :].astype(np.float16), v[:, t, :].astype(np.float16)
 
     def register(self, sid: int, indices: range) -> None:
         """Register the blocks this append made full, under their keys. When a key names a block already,
