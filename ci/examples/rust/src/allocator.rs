@@ -1,16 +1,20 @@
-//! The block allocator: a reference count per block, a free pool that always hands out the
-//! lowest-numbered free block, and, with prefix caching, the cached blocks in the order they
-//! became cached.
+//! The block allocator: a reference count per block, a free pool, and, with prefix caching,
+//! the cached blocks in the order they became cached.
 //!
-//! The contract pins "lowest free id first" so that a port's block tables can be compared
-//! exactly with the reference's. When no block is free, the block that became cached longest
-//! ago is evicted and taken.
+//! The free pool is this port's profile (PROFILES.md): `allocation=any`, a `Vec` used as a
+//! stack (a release pushes, an allocation pops), so the block released last is taken first, as
+//! in vLLM or nano-vllm. The contract's pinned default, `allocation=lowest-free` (a min-heap,
+//! the lowest free id first), is kept behind [`Allocation::LowestFree`], so that the port can
+//! also be compared with the reference's tables exactly. Either way a free block is taken
+//! before a cached one (`reuse=free-first`); when none is free, the block that became cached
+//! longest ago is evicted and taken.
 //!
 //! Construction is O(1) in the number of blocks: ids at or above `fresh` have never been
-//! handed out, and every id handed out and released since sits in a min-heap. All released
-//! ids are below `fresh`, so the lowest free id is the heap's minimum if there is one,
-//! else `fresh`. (A pool can have 2^31 - 1 blocks; building a free list of them up front
-//! would cost gigabytes before the first append.)
+//! handed out, and every id handed out and released since sits in the free pool; `fresh` is
+//! taken only when the pool is empty. (All released ids are below `fresh`, so with the heap
+//! the lowest free id is its minimum if there is one, else `fresh`.) A pool can have
+//! 2^31 - 1 blocks; building a free list of them up front would cost gigabytes before the
+//! first append.
 //!
 //! Invariants (as paged/allocator.py's): every block with no holder is in exactly one of the
 //! free pool and `cached`; no block with a holder is in either. A caller that would break them
@@ -25,14 +29,64 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 /// never narrower than 32 bits.
 pub type BlockId = u32;
 
+/// Which free block an allocation takes: the profile's `allocation` option (PROFILES.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Allocation {
+    /// `allocation=any`, this port's: the block released last (a stack).
+    #[default]
+    Any,
+    /// `allocation=lowest-free`, CONTRACT.md's pinned policy: the lowest-numbered free block.
+    LowestFree,
+}
+
+impl Allocation {
+    /// The option's value as a profile writes it.
+    pub fn profile_value(self) -> &'static str {
+        match self {
+            Allocation::Any => "any",
+            Allocation::LowestFree => "lowest-free",
+        }
+    }
+}
+
+/// Ids handed out and released again with no key: a stack, or a min-heap (lowest on top).
+#[derive(Debug)]
+enum FreePool {
+    Stack(Vec<BlockId>),
+    Lowest(BinaryHeap<Reverse<BlockId>>),
+}
+
+impl FreePool {
+    fn len(&self) -> usize {
+        match self {
+            FreePool::Stack(stack) => stack.len(),
+            FreePool::Lowest(heap) => heap.len(),
+        }
+    }
+
+    fn pop(&mut self) -> Option<BlockId> {
+        match self {
+            FreePool::Stack(stack) => stack.pop(),
+            FreePool::Lowest(heap) => heap.pop().map(|Reverse(block)| block),
+        }
+    }
+
+    fn push(&mut self, block: BlockId) {
+        match self {
+            FreePool::Stack(stack) => stack.push(block),
+            FreePool::Lowest(heap) => heap.push(Reverse(block)),
+        }
+    }
+}
+
 /// Reference-counted ownership of block ids `0 .. num_blocks`.
 #[derive(Debug)]
 pub struct BlockAllocator {
     /// Holders of each block (live tables listing it). A count must never wrap: any number
     /// of live sequences can share one block, so 32 bits, never u8 or u16.
     refs: Vec<u32>,
-    /// Ids that were handed out and released again with no key, lowest on top.
-    released: BinaryHeap<Reverse<BlockId>>,
+    /// Ids that were handed out and released again with no key.
+    released: FreePool,
     /// Every id at or above this one has never been handed out.
     fresh: usize,
     /// Prefix caching: the blocks with no holder that keep their key, by when they became
@@ -48,10 +102,14 @@ pub struct BlockAllocator {
 impl BlockAllocator {
     /// An allocator of `num_blocks` free blocks. `vec![0; n]` is one zeroed allocation,
     /// which the OS hands over lazily: no page is touched until a block is counted.
-    pub fn new(num_blocks: usize) -> Self {
+    pub fn new(num_blocks: usize, allocation: Allocation) -> Self {
+        let released = match allocation {
+            Allocation::Any => FreePool::Stack(Vec::new()),
+            Allocation::LowestFree => FreePool::Lowest(BinaryHeap::new()),
+        };
         BlockAllocator {
             refs: vec![0; num_blocks],
-            released: BinaryHeap::new(),
+            released,
             fresh: 0,
             cached: BTreeMap::new(),
             cached_since: HashMap::new(),
@@ -73,13 +131,14 @@ impl BlockAllocator {
         self.evictions
     }
 
-    /// Take the lowest-numbered free block, else evict the oldest cached one; it gets one
-    /// holder. Returns the block and whether it was evicted (then its key must go).
+    /// Take a free block (the one released last, or with `LowestFree` the lowest-numbered),
+    /// else evict the oldest cached one; it gets one holder. Returns the block and whether it
+    /// was evicted (then its key must go).
     ///
     /// The caller checks `num_free` first (an append checks all its blocks up front), so
     /// nothing to take here is a bug in the caller: it panics.
     pub fn allocate(&mut self) -> (BlockId, bool) {
-        let (block, evicted) = if let Some(Reverse(block)) = self.released.pop() {
+        let (block, evicted) = if let Some(block) = self.released.pop() {
             (block, false)
         } else if self.fresh < self.refs.len() {
             self.fresh += 1;
@@ -136,7 +195,7 @@ impl BlockAllocator {
                 self.cached_since.insert(block, self.clock);
                 self.clock += 1;
             } else {
-                self.released.push(Reverse(block));
+                self.released.push(block);
             }
         }
     }
@@ -151,8 +210,8 @@ mod tests {
     }
 
     #[test]
-    fn hands_out_the_lowest_free_id() {
-        let mut a = BlockAllocator::new(4);
+    fn lowest_free_hands_out_the_lowest_free_id() {
+        let mut a = BlockAllocator::new(4, Allocation::LowestFree);
         assert_eq!((take(&mut a), take(&mut a), take(&mut a)), (0, 1, 2));
         a.decref(1, false);
         a.decref(0, false);
@@ -162,8 +221,19 @@ mod tests {
     }
 
     #[test]
+    fn the_stack_hands_out_the_block_released_last() {
+        let mut a = BlockAllocator::new(4, Allocation::Any);
+        assert_eq!((take(&mut a), take(&mut a), take(&mut a)), (0, 1, 2), "fresh ids in order");
+        a.decref(0, false);
+        a.decref(2, false);
+        assert_eq!(a.num_free(), 3);
+        assert_eq!((take(&mut a), take(&mut a), take(&mut a)), (2, 0, 3), "released last first, then fresh");
+        assert_eq!(a.num_free(), 0);
+    }
+
+    #[test]
     fn a_shared_block_returns_with_its_last_holder() {
-        let mut a = BlockAllocator::new(1);
+        let mut a = BlockAllocator::new(1, Allocation::Any);
         let b = take(&mut a);
         a.incref(b);
         assert!(a.is_shared(b));
@@ -176,7 +246,7 @@ mod tests {
 
     #[test]
     fn free_blocks_first_then_the_block_cached_longest_ago() {
-        let mut a = BlockAllocator::new(4);
+        let mut a = BlockAllocator::new(4, Allocation::Any);
         let blocks: Vec<BlockId> = (0..4).map(|_| take(&mut a)).collect();
         for &b in &blocks[..3] {
             a.decref(b, true); // cached in the order 0, 1, 2

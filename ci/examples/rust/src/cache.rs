@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::allocator::{BlockAllocator, BlockId};
+use crate::allocator::{Allocation, BlockAllocator, BlockId};
 use crate::prefix::{NodeRef, PrefixIndex, TokenId};
 
 /// A sequence id: the whole `i64` range (ids that differ are different sequences).
@@ -192,10 +192,8 @@ pub struct PagedKVCache {
 impl PagedKVCache {
     /// A cache of `num_blocks` blocks of `block_size` positions, each holding `n_layers`
     /// layers of `n_kv_heads` heads of `d_head` float16 values, K and V; `prefix_caching`
-    /// turns on CONTRACT.md's prefix caching.
-    ///
-    /// The pools are allocated zeroed (`vec![0; n]`, which the OS maps lazily): a huge,
-    /// mostly unused pool costs address space, not memory.
+    /// turns on CONTRACT.md's prefix caching. Free blocks are taken as this port's profile
+    /// says, `allocation=any` (the block released last).
     pub fn new(
         num_blocks: i64,
         block_size: i64,
@@ -203,6 +201,23 @@ impl PagedKVCache {
         n_kv_heads: i64,
         d_head: i64,
         prefix_caching: bool,
+    ) -> Result<Self, CacheError> {
+        Self::with_allocation(num_blocks, block_size, n_layers, n_kv_heads, d_head, prefix_caching, Allocation::Any)
+    }
+
+    /// As [`PagedKVCache::new`], with free blocks taken as `allocation` says:
+    /// `Allocation::LowestFree` gives the reference's tables exactly.
+    ///
+    /// The pools are allocated zeroed (`vec![0; n]`, which the OS maps lazily): a huge,
+    /// mostly unused pool costs address space, not memory.
+    pub fn with_allocation(
+        num_blocks: i64,
+        block_size: i64,
+        n_layers: i64,
+        n_kv_heads: i64,
+        d_head: i64,
+        prefix_caching: bool,
+        allocation: Allocation,
     ) -> Result<Self, CacheError> {
         let size = |value: i64, what: &str| -> Result<usize, CacheError> {
             if value < 1 {
@@ -229,7 +244,7 @@ impl PagedKVCache {
         Ok(PagedKVCache {
             pool: Pool { num_blocks, block_size, n_layers, n_kv_heads, d_head, k, v },
             prefix: prefix_caching.then(|| PrefixIndex::new(block_size)),
-            alloc: BlockAllocator::new(num_blocks),
+            alloc: BlockAllocator::new(num_blocks, allocation),
             seqs: HashMap::new(),
             closed: false,
         })
@@ -244,7 +259,7 @@ impl PagedKVCache {
         self.pool.k = Vec::new();
         self.pool.v = Vec::new();
         self.prefix = None;
-        self.alloc = BlockAllocator::new(0);
+        self.alloc = BlockAllocator::new(0, Allocation::Any);
         self.seqs = HashMap::new();
     }
 
@@ -696,6 +711,17 @@ mod tests {
         for s in [0, 1, 255, 256] {
             assert_eq!(c.gather(s, 0).unwrap().k, vec![s as u16 + 1]);
         }
+    }
+
+    #[test]
+    fn token_ids_past_u16() {
+        // 65,537 and 1 agree in their low 16 bits: different tokens, so nothing is served.
+        let mut c = PagedKVCache::new(4, 1, 1, 1, 1, true).unwrap();
+        c.add_seq(0, &[65_537, 5]).unwrap();
+        c.append(0, 0, &column(vec![1]), &column(vec![1])).unwrap();
+        assert_eq!(c.add_seq(1, &[1, 5]).unwrap(), 0);
+        assert_eq!(c.add_seq(2, &[65_537, 6]).unwrap(), 1);
+        assert_eq!(c.add_seq(3, &[i64::MAX, 5]).unwrap(), 0);
     }
 
     #[test]

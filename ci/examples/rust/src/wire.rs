@@ -5,15 +5,16 @@
 //!
 //! Every field is parsed before the cache is called, so a malformed request (`err protocol`)
 //! never changes a cache. The cache's own checks answer everything else, as its error kinds.
-//! The handshake announces the one capability, `prefix_caching`: the option of `new`, and
-//! token lists in `add_seq` and `extend`.
+//! The handshake announces the one capability, `prefix_caching` (the option of `new`, and
+//! token lists in `add_seq` and `extend`), then the port's profile where it differs from the
+//! contract's defaults (PROFILES.md): `allocation=any`, since free blocks come off a stack.
 
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::allocator::BlockId;
+use crate::allocator::{Allocation, BlockId};
 use crate::cache::{CacheError, Chunk, PagedKVCache};
 
-/// The implementation's name in the handshake's answer, `ok 1 paged-rust prefix_caching`.
+/// The implementation's name in the handshake's answer, `ok 1 paged-rust prefix_caching allocation=any`.
 pub const NAME: &str = "paged-rust";
 
 /// What the handshake announces after the name.
@@ -50,13 +51,22 @@ fn kind(e: &CacheError) -> &'static str {
 #[derive(Debug, Default)]
 pub struct Driver {
     greeted: bool,
+    /// How every cache of the session takes free blocks; announced at `hello`.
+    allocation: Allocation,
     /// Closed caches stay here (with their memory released), so their handles stay known.
     caches: Vec<PagedKVCache>,
 }
 
 impl Driver {
+    /// A session under the port's profile, `allocation=any`.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A session whose caches take free blocks as `allocation` says. `LowestFree` is the
+    /// contract's default profile, so the handshake announces no profile setting.
+    pub fn with_allocation(allocation: Allocation) -> Self {
+        Driver { allocation, ..Self::default() }
     }
 
     /// The response line (without its `\n`) to one request line, and whether to quit now.
@@ -89,7 +99,10 @@ impl Driver {
                     return Err(protocol("unsupported version"));
                 }
                 self.greeted = true;
-                Ok(format!("1 {NAME} {CAPABILITIES}"))
+                Ok(match self.allocation {
+                    Allocation::LowestFree => format!("1 {NAME} {CAPABILITIES}"),
+                    other => format!("1 {NAME} {CAPABILITIES} allocation={}", other.profile_value()),
+                })
             }
             ("quit", []) => Ok(String::new()),
             ("new", [n, b, l, h, d, option @ ..]) if option.len() <= 1 => {
@@ -98,7 +111,8 @@ impl Driver {
                     ["prefix_caching"] => true,
                     _ => return Err(protocol("new N B L H D [prefix_caching]")),
                 };
-                let cache = PagedKVCache::new(int(n)?, int(b)?, int(l)?, int(h)?, int(d)?, prefix_caching)?;
+                let (n, b, l, h, d) = (int(n)?, int(b)?, int(l)?, int(h)?, int(d)?);
+                let cache = PagedKVCache::with_allocation(n, b, l, h, d, prefix_caching, self.allocation)?;
                 self.caches.push(cache);
                 Ok((self.caches.len() - 1).to_string())
             }
@@ -246,9 +260,10 @@ fn list(ids: &[BlockId]) -> String {
 mod tests {
     use super::*;
 
-    /// Send each `> request`, compare with the `< response` after it, exactly.
+    /// Send each `> request`, compare with the `< response` after it, exactly (lowest-free ids:
+    /// PROTOCOL.md's transcripts are the reference's).
     fn replay(transcript: &str) {
-        let mut driver = Driver::new();
+        let mut driver = Driver::with_allocation(Allocation::LowestFree);
         let mut lines = transcript.lines().map(str::trim).filter(|l| !l.is_empty());
         while let Some(request) = lines.next() {
             let expected = lines.next().and_then(|l| l.strip_prefix("< ")).expect("a response line");
@@ -337,7 +352,7 @@ mod tests {
         let mut ask = |line: &str| d.handle(line).0;
         assert!(ask("new 4 2 1 1 2").starts_with("err protocol "), "no hello first");
         assert_eq!(ask("hello 2"), "err protocol unsupported version");
-        assert_eq!(ask("hello 1\r"), "ok 1 paged-rust prefix_caching");
+        assert_eq!(ask("hello 1\r"), "ok 1 paged-rust prefix_caching allocation=any");
         for bad in [
             "new 4 2 1 1",
             "new 4 2 1 1 2 prefix",
