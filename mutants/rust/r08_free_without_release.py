@@ -11,7 +11,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "ci/examples/rust/src/cache.rs",
-            "            self.alloc.decref(block, index.as_ref().is_some_and(|index| index.is_registered(block)));\n",
+            "            self.alloc.decref(block, registered);\n",
             "",
         ),
     ),

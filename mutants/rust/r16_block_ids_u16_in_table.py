@@ -17,8 +17,8 @@ MUTANT = Mutant(
         Edit(F, "            self.alloc.incref(block);\n", "            self.alloc.incref(block as BlockId);\n"),
         Edit(
             F,
-            "self.alloc.decref(block, index.as_ref().is_some_and(|index| index.is_registered(block)));",
-            "self.alloc.decref(block as BlockId, index.as_ref().is_some_and(|index| index.is_registered(block as BlockId)));",
+            "index.is_registered(block));\n            self.alloc.decref(block, registered);",
+            "index.is_registered(block as BlockId));\n            self.alloc.decref(block as BlockId, registered);",
         ),
         Edit(F, "            table.push(block);\n", "            table.push(block as u16);\n"),
         Edit(F, "self.alloc.is_shared(seq.table[i])", "self.alloc.is_shared(seq.table[i] as BlockId)"),

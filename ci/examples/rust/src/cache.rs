@@ -327,9 +327,9 @@ impl PagedKVCache {
     pub fn free(&mut self, seq_id: SeqId) -> Result<(), CacheError> {
         self.check_open()?;
         let seq = self.seqs.remove(&seq_id).ok_or(CacheError::UnknownSequence(seq_id))?;
-        let index = &self.prefix;
         for &block in seq.table.iter().rev() {
-            self.alloc.decref(block, index.as_ref().is_some_and(|index| index.is_registered(block)));
+            let registered = self.prefix.as_ref().is_some_and(|index| index.is_registered(block));
+            self.alloc.decref(block, registered);
         }
         Ok(())
     }
