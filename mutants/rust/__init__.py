@@ -1,6 +1,11 @@
 """Planted mutants of the Rust port (ci/examples/rust): r01..r13 transpose the seed's thirteen
 pitfalls (mutants/README.md, seed.md section 5) to the Rust source, in the same order; r14..r18
-are integer-width bugs, each narrowing one quantity of CONTRACT.md's "Integer ranges" table.
+are integer-width bugs, each narrowing one quantity of CONTRACT.md's "Integer ranges" table;
+r19..r27 transpose the prefix-caching mutants s18..s26, in the same order; r28..r30 are bugs only
+a port makes: token ids narrowed to u16 (the wire's ids are i64), the eviction order's BTreeMap
+popped from the wrong end (the newest cached block evicted, not the oldest), and a prefix node's
+arena slot reused without a new generation (a sequence's stale reference to a pruned node reads
+as live).
 
 Every one of the thirteen pitfalls applies to the port, so none is skipped. Two are transposed
 rather than copied:
@@ -19,9 +24,16 @@ The width bugs are written the way a port would write them, with `as` casts or a
 type, and all compile. In a release build (the driver the gate runs) they wrap silently; in a
 debug build (`cargo test`) the arithmetic ones (r15, r17) panic on overflow instead.
 
+r22, r25 and r27 leave the allocator's counts inconsistent; the port's allocator refuses to go on
+(a panic, which the driver answers `err internal`), where the Python one raises
+BlockAccountingError; a test fails at the first answer that differs from the model's, whether
+that is a count, a table or the panic.
+
 Each `rNN_*.py` defines `MUTANT = Mutant(...)` like the `sNN` modules; its edits name files
 relative to the repo root, and each `old` text must occur exactly once. `caught_by` names tests:
 for r01..r13 the seed's catalog tests (as for sNN, run against the driver); for r14..r18, which
-the catalog cannot reach, the conformance vectors of CONTRACT.md's integer ranges. `notes` says
+the catalog cannot reach, the conformance vectors of CONTRACT.md's integer ranges; for r19..r29
+the sNN mutant's tests (the prefix machine and a prefix vector) or, for r28..r30, the vector that
+reaches them. `notes` says
 which of the crate's own unit tests (`cargo test`) kill each mutant too.
 """

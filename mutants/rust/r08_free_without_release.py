@@ -8,5 +8,11 @@ MUTANT = Mutant(
     symptom="blocks leak on every request",
     caught_by=("test_free_restores_the_pool",),
     notes="cargo test in ci/examples/rust kills it: the_seeds_worked_example (its final frees)",
-    edits=(Edit("ci/examples/rust/src/cache.rs", "            self.alloc.decref(block);\n", ""),),
+    edits=(
+        Edit(
+            "ci/examples/rust/src/cache.rs",
+            "            self.alloc.decref(block, registered);\n",
+            "",
+        ),
+    ),
 )

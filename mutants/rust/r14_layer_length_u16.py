@@ -21,5 +21,11 @@ MUTANT = Mutant(
         Edit(F, "        seq.lens[layer] = start + tokens;\n", "        seq.lens[layer] = (start + tokens) as u16;\n"),
         Edit(F, "        let len = seq.lens[layer];\n", "        let len = seq.lens[layer] as usize;\n"),
         Edit(F, "Ok(seq.lens[self.layer(layer)?])", "Ok(seq.lens[self.layer(layer)?] as usize)"),
+        Edit(F, "lens: vec![served; n_layers]", "lens: vec![served as u16; n_layers]"),
+        Edit(
+            F,
+            'let full = seq.lens.iter().min().expect("at least one layer") / bs;',
+            'let full = *seq.lens.iter().min().expect("at least one layer") as usize / bs;',
+        ),
     ),
 )

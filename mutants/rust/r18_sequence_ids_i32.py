@@ -14,11 +14,13 @@ MUTANT = Mutant(
     edits=(
         Edit(F, "    seqs: HashMap<SeqId, Seq>,\n", "    seqs: HashMap<i32, Seq>,\n"),
         Edit(F, "if self.seqs.contains_key(&seq_id) {", "if self.seqs.contains_key(&(seq_id as i32)) {"),
+        Edit(F, "self.seqs.insert(seq_id, empty);", "self.seqs.insert(seq_id as i32, empty);"),
         Edit(F, "self.seqs.insert(seq_id, Seq {", "self.seqs.insert(seq_id as i32, Seq {"),
         Edit(F, "if self.seqs.contains_key(&child) {", "if self.seqs.contains_key(&(child as i32)) {"),
         Edit(F, "self.seqs.insert(child, copy);", "self.seqs.insert(child as i32, copy);"),
         Edit(F, "self.seqs.remove(&seq_id)", "self.seqs.remove(&(seq_id as i32))"),
-        Edit(F, "self.seqs.get_mut(&seq_id)", "self.seqs.get_mut(&(seq_id as i32))"),
+        Edit(F, "self.seqs.get_mut(&seq_id).expect(\"checked live above\").tokens", "self.seqs.get_mut(&(seq_id as i32)).expect(\"checked live above\").tokens"),
+        Edit(F, "let seq = self.seqs.get_mut(&seq_id)", "let seq = self.seqs.get_mut(&(seq_id as i32))"),
         Edit(F, "self.seqs.get(&seq_id)", "self.seqs.get(&(seq_id as i32))"),
     ),
 )

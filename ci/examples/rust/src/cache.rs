@@ -9,11 +9,16 @@
 //!
 //! The public calls take integers as the contract's callers give them (`i64`, negatives
 //! included), so that every contract check lives here and nowhere else.
+//!
+//! Prefix caching (opt-in, `prefix_caching`): a full block keeps its K and V under its key
+//! after its last holder lets go, and a later prompt with the same prefix takes it; the keys
+//! live in `PrefixIndex` (prefix.rs), the cached blocks in `BlockAllocator`.
 
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::allocator::{BlockAllocator, BlockId};
+use crate::allocator::{Allocation, BlockAllocator, BlockId};
+use crate::prefix::{NodeRef, PrefixIndex, TokenId};
 
 /// A sequence id: the whole `i64` range (ids that differ are different sequences).
 pub type SeqId = i64;
@@ -73,8 +78,9 @@ pub struct Gathered {
     pub v: Vec<u16>,
 }
 
-/// Block counts; `free + used + cached == num_blocks`. No prefix cache here, so
-/// `cached` and `evictions` stay 0.
+/// Block counts; `free + used + cached == num_blocks`: free (no holder, no key), used (a
+/// holder), cached (no holder, a key; always 0 without prefix caching), and the cached blocks
+/// evicted since the cache was made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stats {
     pub free: usize,
@@ -157,17 +163,27 @@ impl Pool {
 }
 
 /// A live sequence: its block table (position p is in slot p % B of `table[p / B]`) and one
-/// length per layer. The table holds exactly ceil(max length / B) blocks.
+/// length per layer; with prefix caching, the token ids it has declared and the prefix nodes
+/// of its full blocks (one per full block, in order). The table holds exactly
+/// ceil(max length / B) blocks.
 #[derive(Clone, Debug)]
 struct Seq {
     table: Vec<BlockId>,
     lens: Vec<usize>,
+    tokens: Vec<TokenId>,
+    nodes: Vec<NodeRef>,
 }
 
 /// A paged float16 KV cache; see CONTRACT.md for what every call does.
+///
+/// With prefix caching, a block is registered (has a key in `prefix`) only once every layer of
+/// a sequence filled it, and is never written again; a registered block with no holder is
+/// cached. `seq.nodes[i]` is the prefix node of full block i (`seq.nodes.len() == min(lens) / B`),
+/// and an append never runs past `seq.tokens`. Off, `prefix` is `None` and none of it runs.
 #[derive(Debug)]
 pub struct PagedKVCache {
     pool: Pool,
+    prefix: Option<PrefixIndex>,
     alloc: BlockAllocator,
     seqs: HashMap<SeqId, Seq>,
     closed: bool,
@@ -175,16 +191,33 @@ pub struct PagedKVCache {
 
 impl PagedKVCache {
     /// A cache of `num_blocks` blocks of `block_size` positions, each holding `n_layers`
-    /// layers of `n_kv_heads` heads of `d_head` float16 values, K and V.
-    ///
-    /// The pools are allocated zeroed (`vec![0; n]`, which the OS maps lazily): a huge,
-    /// mostly unused pool costs address space, not memory.
+    /// layers of `n_kv_heads` heads of `d_head` float16 values, K and V; `prefix_caching`
+    /// turns on CONTRACT.md's prefix caching. Free blocks are taken as this port's profile
+    /// says, `allocation=any` (the block released last).
     pub fn new(
         num_blocks: i64,
         block_size: i64,
         n_layers: i64,
         n_kv_heads: i64,
         d_head: i64,
+        prefix_caching: bool,
+    ) -> Result<Self, CacheError> {
+        Self::with_allocation(num_blocks, block_size, n_layers, n_kv_heads, d_head, prefix_caching, Allocation::Any)
+    }
+
+    /// As [`PagedKVCache::new`], with free blocks taken as `allocation` says:
+    /// `Allocation::LowestFree` gives the reference's tables exactly.
+    ///
+    /// The pools are allocated zeroed (`vec![0; n]`, which the OS maps lazily): a huge,
+    /// mostly unused pool costs address space, not memory.
+    pub fn with_allocation(
+        num_blocks: i64,
+        block_size: i64,
+        n_layers: i64,
+        n_kv_heads: i64,
+        d_head: i64,
+        prefix_caching: bool,
+        allocation: Allocation,
     ) -> Result<Self, CacheError> {
         let size = |value: i64, what: &str| -> Result<usize, CacheError> {
             if value < 1 {
@@ -210,7 +243,8 @@ impl PagedKVCache {
         let (k, v) = (vec![0u16; values], vec![0u16; values]);
         Ok(PagedKVCache {
             pool: Pool { num_blocks, block_size, n_layers, n_kv_heads, d_head, k, v },
-            alloc: BlockAllocator::new(num_blocks),
+            prefix: prefix_caching.then(|| PrefixIndex::new(block_size)),
+            alloc: BlockAllocator::new(num_blocks, allocation),
             seqs: HashMap::new(),
             closed: false,
         })
@@ -224,24 +258,57 @@ impl PagedKVCache {
         self.closed = true;
         self.pool.k = Vec::new();
         self.pool.v = Vec::new();
-        self.alloc = BlockAllocator::new(0);
+        self.prefix = None;
+        self.alloc = BlockAllocator::new(0, Allocation::Any);
         self.seqs = HashMap::new();
     }
 
     // -- sequences -------------------------------------------------------------------------
 
-    /// Start a new, empty sequence.
-    pub fn add_seq(&mut self, seq_id: SeqId) -> Result<(), CacheError> {
+    /// Start a new sequence whose prompt has these token ids; return the positions served
+    /// from the cache.
+    ///
+    /// With prefix caching, the longest run of the prompt's full blocks whose keys are
+    /// registered (ending before its last token) becomes the table, each block gaining a
+    /// holder, and every layer's length is that run's positions. Off, the tokens are checked
+    /// and nothing is served.
+    pub fn add_seq(&mut self, seq_id: SeqId, tokens: &[i64]) -> Result<usize, CacheError> {
         self.check_open()?;
         if self.seqs.contains_key(&seq_id) {
             return Err(invalid(format!("sequence {seq_id} is already live")));
         }
-        self.seqs.insert(seq_id, Seq { table: Vec::new(), lens: vec![0; self.pool.n_layers] });
+        let ids = as_tokens(tokens)?;
+        let n_layers = self.pool.n_layers;
+        let Some(index) = &self.prefix else {
+            let empty = Seq { table: Vec::new(), lens: vec![0; n_layers], tokens: Vec::new(), nodes: Vec::new() };
+            self.seqs.insert(seq_id, empty);
+            return Ok(0);
+        };
+        let run = index.hit(&ids);
+        let mut table = Vec::with_capacity(run.len());
+        for &node in &run {
+            let block = index.block(node).expect("a hit is a run of registered keys");
+            self.alloc.acquire(block);
+            table.push(block);
+        }
+        let served = run.len() * self.pool.block_size;
+        self.seqs.insert(seq_id, Seq { table, lens: vec![served; n_layers], tokens: ids, nodes: run });
+        Ok(served)
+    }
+
+    /// Declare the token ids of the sequence's next positions (a decode step declares its
+    /// one token).
+    pub fn extend(&mut self, seq_id: SeqId, tokens: &[i64]) -> Result<(), CacheError> {
+        self.live(seq_id)?;
+        let ids = as_tokens(tokens)?;
+        if self.prefix.is_some() {
+            self.seqs.get_mut(&seq_id).expect("checked live above").tokens.extend(ids);
+        }
         Ok(())
     }
 
-    /// Give `child` the parent's table and lengths; every block gains a holder, none is
-    /// allocated.
+    /// Give `child` the parent's table and lengths (and declared tokens); every block gains a
+    /// holder, none is allocated.
     pub fn fork(&mut self, parent: SeqId, child: SeqId) -> Result<(), CacheError> {
         let copy = self.live(parent)?.clone();
         if self.seqs.contains_key(&child) {
@@ -254,12 +321,15 @@ impl PagedKVCache {
         Ok(())
     }
 
-    /// Drop the sequence; each block whose last holder it was returns to the pool.
+    /// Drop the sequence, letting go of its table from the last entry to the first: each
+    /// block whose last holder it was returns to the pool, or, when it has a key, becomes
+    /// cached.
     pub fn free(&mut self, seq_id: SeqId) -> Result<(), CacheError> {
         self.check_open()?;
         let seq = self.seqs.remove(&seq_id).ok_or(CacheError::UnknownSequence(seq_id))?;
-        for &block in &seq.table {
-            self.alloc.decref(block);
+        for &block in seq.table.iter().rev() {
+            let registered = self.prefix.as_ref().is_some_and(|index| index.is_registered(block));
+            self.alloc.decref(block, registered);
         }
         Ok(())
     }
@@ -276,6 +346,14 @@ impl PagedKVCache {
         let tokens = self.chunk_tokens(k, v)?;
         let seq = self.seqs.get_mut(&seq_id).expect("checked live above");
         let (bs, start) = (self.pool.block_size, seq.lens[layer]);
+        if self.prefix.is_some() && start + tokens > seq.tokens.len() {
+            return Err(invalid(format!(
+                "positions {start} .. {} of layer {layer} need declared token ids; sequence {seq_id} has declared {} \
+                 (add_seq's tokens, then extend)",
+                start + tokens - 1,
+                seq.tokens.len()
+            )));
+        }
         // The chunk touches block indices first ..= last of the table.
         let (first, last) = (start / bs, (start + tokens - 1) / bs);
 
@@ -290,16 +368,20 @@ impl PagedKVCache {
 
         // Take the blocks in position order: copies (inside the table), then new blocks.
         for i in shared {
-            let (old, copy) = (seq.table[i], self.alloc.allocate());
+            let (old, copy) = (seq.table[i], take(&mut self.alloc, &mut self.prefix));
             self.pool.copy_block(old, copy);
-            self.alloc.decref(old);
+            self.alloc.unshare(old);
             seq.table[i] = copy;
         }
         while seq.table.len() <= last {
-            seq.table.push(self.alloc.allocate());
+            seq.table.push(take(&mut self.alloc, &mut self.prefix));
         }
         self.pool.write(&seq.table, layer, start, k, v);
         seq.lens[layer] = start + tokens;
+        if let Some(index) = &mut self.prefix {
+            let full = seq.lens.iter().min().expect("at least one layer") / bs;
+            register(index, seq, full, bs);
+        }
         Ok(())
     }
 
@@ -326,11 +408,16 @@ impl PagedKVCache {
 
     pub fn stats(&self) -> Result<Stats, CacheError> {
         self.check_open()?;
-        let free = self.alloc.num_free();
-        Ok(Stats { free, used: self.pool.num_blocks - free, cached: 0, evictions: 0 })
+        let (takeable, cached) = (self.alloc.num_free(), self.alloc.num_cached());
+        Ok(Stats {
+            free: takeable - cached,
+            used: self.pool.num_blocks - takeable,
+            cached,
+            evictions: self.alloc.evictions(),
+        })
     }
 
-    /// `stats().free`: the blocks an append can take.
+    /// The blocks an append can take: free and cached (`stats().free` without prefix caching).
     pub fn num_free_blocks(&self) -> Result<usize, CacheError> {
         self.check_open()?;
         Ok(self.alloc.num_free())
@@ -385,6 +472,40 @@ impl PagedKVCache {
     }
 }
 
+/// Token ids: integers >= 0.
+fn as_tokens(tokens: &[i64]) -> Result<Vec<TokenId>, CacheError> {
+    match tokens.iter().min() {
+        Some(&lowest) if lowest < 0 => Err(invalid(format!("token ids must be at least 0, got {lowest}"))),
+        _ => Ok(tokens.iter().map(|&t| t as TokenId).collect()),
+    }
+}
+
+/// Take a block for an append: the allocator's choice; an evicted block's key goes with it.
+fn take(alloc: &mut BlockAllocator, prefix: &mut Option<PrefixIndex>) -> BlockId {
+    let (block, evicted) = alloc.allocate();
+    if evicted {
+        prefix.as_mut().expect("only a prefix cache has cached blocks").drop(block);
+    }
+    block
+}
+
+/// Register the blocks an append made full (from `seq.nodes.len()`, the full blocks before
+/// it, to `full`) under their keys, the whole prefix of token ids, unless a key already names
+/// a block.
+fn register(index: &mut PrefixIndex, seq: &mut Seq, full: usize, bs: usize) {
+    for i in seq.nodes.len()..full {
+        let mut parent = if i > 0 { seq.nodes[i - 1] } else { index.root() };
+        if index.is_dead(parent) {
+            // pruned since (its key was evicted): the path is made again
+            seq.nodes = index.path(&seq.tokens, i);
+            parent = seq.nodes[i - 1];
+        }
+        let node = index.child(parent, &seq.tokens[i * bs..(i + 1) * bs]);
+        seq.nodes.push(node);
+        index.register(node, seq.table[i]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,8 +537,8 @@ mod tests {
     #[test]
     fn the_seeds_worked_example() {
         // B = 2, one layer, one head, D = 2, a pool of 4.
-        let mut c = PagedKVCache::new(4, 2, 1, 1, 2).unwrap();
-        c.add_seq(0).unwrap();
+        let mut c = PagedKVCache::new(4, 2, 1, 1, 2, false).unwrap();
+        c.add_seq(0, &[]).unwrap();
         let tables: [&[BlockId]; 5] = [&[0], &[0], &[0, 1], &[0, 1], &[0, 1, 2]];
         let pool = [(3, 1), (3, 1), (2, 2), (2, 2), (1, 3)];
         for t in 0..5 {
@@ -454,8 +575,8 @@ mod tests {
     #[test]
     fn gather_keeps_head_position_dimension_order() {
         // H = 2, D = 3, B = 2: chunks of 3 then 2 positions, values 0, 1, 2, ... in C order.
-        let mut c = PagedKVCache::new(4, 2, 1, 2, 3).unwrap();
-        c.add_seq(0).unwrap();
+        let mut c = PagedKVCache::new(4, 2, 1, 2, 3, false).unwrap();
+        c.add_seq(0, &[]).unwrap();
         let chunk =
             |t: usize, base: u16| Chunk::new(vec![2, t, 3], (0..6 * t as u16).map(|x| base + x).collect()).unwrap();
         c.append(0, 0, &chunk(3, 0), &chunk(3, 100)).unwrap();
@@ -470,8 +591,8 @@ mod tests {
 
     #[test]
     fn layers_keep_their_own_lengths() {
-        let mut c = PagedKVCache::new(4, 2, 2, 1, 1).unwrap();
-        c.add_seq(0).unwrap();
+        let mut c = PagedKVCache::new(4, 2, 2, 1, 1, false).unwrap();
+        c.add_seq(0, &[]).unwrap();
         c.append(0, 0, &column(vec![1, 2, 3]), &column(vec![4, 5, 6])).unwrap();
         assert_eq!((c.seq_len(0, 0).unwrap(), c.seq_len(0, 1).unwrap()), (3, 0));
         assert_eq!(c.gather(0, 1).unwrap(), Gathered { len: 0, k: vec![], v: vec![] });
@@ -482,8 +603,8 @@ mod tests {
 
     #[test]
     fn out_of_blocks_changes_nothing() {
-        let mut c = PagedKVCache::new(2, 1, 1, 1, 1).unwrap();
-        c.add_seq(0).unwrap();
+        let mut c = PagedKVCache::new(2, 1, 1, 1, 1, false).unwrap();
+        c.add_seq(0, &[]).unwrap();
         c.append(0, 0, &column(vec![1]), &column(vec![1])).unwrap();
         let err = c.append(0, 0, &column(vec![2, 3]), &column(vec![2, 3])).unwrap_err();
         assert_eq!(err, CacheError::OutOfBlocks { needed: 2, free: 1 });
@@ -492,8 +613,8 @@ mod tests {
 
     #[test]
     fn errors_come_in_the_references_order() {
-        let mut c = PagedKVCache::new(4, 2, 1, 2, 3).unwrap();
-        c.add_seq(0).unwrap();
+        let mut c = PagedKVCache::new(4, 2, 1, 2, 3, false).unwrap();
+        c.add_seq(0, &[]).unwrap();
         let good = Chunk::new(vec![2, 1, 3], vec![0; 6]).unwrap();
         let flat = Chunk::new(vec![6], vec![0; 6]).unwrap();
         let empty = Chunk::new(vec![2, 0, 3], vec![]).unwrap();
@@ -507,14 +628,36 @@ mod tests {
         assert!(kind(c.append(0, 0, &good, &flat)).starts_with("v must be 3-D"));
         assert!(kind(c.append(0, 0, &good, &empty)).starts_with("k and v shapes differ"));
         assert!(kind(c.append(0, 0, &empty, &empty)).starts_with("an append needs"));
-        assert!(kind(c.add_seq(0)).contains("already live"));
+        assert!(kind(c.add_seq(0, &[]).map(|_| ())).contains("already live"));
         assert_eq!(kind(c.fork(7, 0)), "UnknownSequence(7)", "the parent before the child");
         assert!(kind(c.fork(0, 0)).contains("already live"));
-        assert_eq!(PagedKVCache::new(1, 1, 0, 1, 1).unwrap_err(), invalid("n_layers must be at least 1, got 0"));
+        assert_eq!(PagedKVCache::new(1, 1, 0, 1, 1, false).unwrap_err(), invalid("n_layers must be at least 1, got 0"));
         c.close();
         c.close();
         assert_eq!(kind(c.append(9, 5, &flat, &flat)), "the cache is closed", "closed before everything");
         assert!(c.stats().is_err() && c.num_free_blocks().is_err() && c.block_table(0).is_err());
+    }
+
+    #[test]
+    fn prefix_caching_registers_full_blocks_and_serves_them() {
+        // B = 2, two layers, a pool of 3: a block is registered when its last layer fills it.
+        let mut c = PagedKVCache::new(3, 2, 2, 1, 1, true).unwrap();
+        assert_eq!(c.add_seq(0, &[7, 8, 9]).unwrap(), 0);
+        c.append(0, 0, &column(vec![1, 2, 3]), &column(vec![4, 5, 6])).unwrap();
+        c.fork(0, 1).unwrap();
+        c.free(1).unwrap();
+        assert_eq!(c.stats().unwrap().cached, 0, "layer 1 has not filled block 0: nothing is registered");
+        c.append(0, 1, &column(vec![1, 2]), &column(vec![4, 5])).unwrap();
+        let err = c.append(0, 1, &column(vec![3, 4]), &column(vec![6, 7])).unwrap_err();
+        assert!(matches!(err, CacheError::InvalidArgument(m) if m.contains("declared")), "past the declared tokens");
+        c.free(0).unwrap();
+        let s = c.stats().unwrap();
+        assert_eq!((s.free, s.used, s.cached, s.evictions), (2, 0, 1, 0));
+        assert_eq!(c.add_seq(1, &[7, 8]).unwrap(), 0, "the last prompt token is always computed");
+        assert_eq!(c.add_seq(2, &[7, 8, 9]).unwrap(), 2);
+        assert_eq!((c.block_table(2).unwrap(), c.seq_len(2, 1).unwrap()), (vec![0], 2));
+        assert_eq!(c.gather(2, 1).unwrap(), Gathered { len: 2, k: vec![1, 2], v: vec![4, 5] });
+        assert!(c.add_seq(3, &[1, -1]).is_err() && c.extend(2, &[-5]).is_err());
     }
 
     // -- the contract's integer ranges: each test fails if that quantity is narrowed ---------
@@ -522,8 +665,8 @@ mod tests {
     #[test]
     fn a_layer_longer_than_u16() {
         let n = 70_000;
-        let mut c = PagedKVCache::new(1, n as i64, 1, 1, 1).unwrap();
-        c.add_seq(0).unwrap();
+        let mut c = PagedKVCache::new(1, n as i64, 1, 1, 1, false).unwrap();
+        c.add_seq(0, &[]).unwrap();
         let values: Vec<u16> = (0..n).map(|i| i as u16).collect();
         c.append(0, 0, &column(values.clone()), &column(values.clone())).unwrap();
         assert_eq!(c.seq_len(0, 0).unwrap(), n);
@@ -533,8 +676,8 @@ mod tests {
     #[test]
     fn block_ids_past_u16() {
         let n = 65_537;
-        let mut c = PagedKVCache::new(70_000, 1, 1, 1, 1).unwrap();
-        c.add_seq(0).unwrap();
+        let mut c = PagedKVCache::new(70_000, 1, 1, 1, 1, false).unwrap();
+        c.add_seq(0, &[]).unwrap();
         let values: Vec<u16> = (0..n).map(|i| (i % 65_521) as u16).collect();
         c.append(0, 0, &column(values.clone()), &column(values.clone())).unwrap();
         assert_eq!(c.block_table(0).unwrap(), (0..n as BlockId).collect::<Vec<_>>());
@@ -543,8 +686,8 @@ mod tests {
 
     #[test]
     fn reference_counts_past_u8() {
-        let mut c = PagedKVCache::new(1, 1, 1, 1, 1).unwrap();
-        c.add_seq(0).unwrap();
+        let mut c = PagedKVCache::new(1, 1, 1, 1, 1, false).unwrap();
+        c.add_seq(0, &[]).unwrap();
         c.append(0, 0, &column(vec![1]), &column(vec![1])).unwrap();
         for child in 1..=256 {
             c.fork(0, child).unwrap(); // 257 holders of block 0
@@ -559,9 +702,9 @@ mod tests {
     fn flat_position_index_past_u32() {
         // 257 blocks of 2^24 positions: block 256 starts at row 2^32. 8 GiB of address space
         // per pool, of which a few pages are touched.
-        let mut c = PagedKVCache::new(257, 1 << 24, 1, 1, 1).unwrap();
+        let mut c = PagedKVCache::new(257, 1 << 24, 1, 1, 1, false).unwrap();
         for s in 0..257 {
-            c.add_seq(s).unwrap();
+            c.add_seq(s, &[]).unwrap();
             c.append(s, 0, &column(vec![s as u16 + 1]), &column(vec![s as u16 + 1])).unwrap();
         }
         assert_eq!(c.block_table(256).unwrap(), vec![256]);
@@ -571,11 +714,22 @@ mod tests {
     }
 
     #[test]
+    fn token_ids_past_u16() {
+        // 65,537 and 1 agree in their low 16 bits: different tokens, so nothing is served.
+        let mut c = PagedKVCache::new(4, 1, 1, 1, 1, true).unwrap();
+        c.add_seq(0, &[65_537, 5]).unwrap();
+        c.append(0, 0, &column(vec![1]), &column(vec![1])).unwrap();
+        assert_eq!(c.add_seq(1, &[1, 5]).unwrap(), 0);
+        assert_eq!(c.add_seq(2, &[65_537, 6]).unwrap(), 1);
+        assert_eq!(c.add_seq(3, &[i64::MAX, 5]).unwrap(), 0);
+    }
+
+    #[test]
     fn sequence_ids_use_all_64_bits() {
-        let mut c = PagedKVCache::new(4, 1, 1, 1, 1).unwrap();
+        let mut c = PagedKVCache::new(4, 1, 1, 1, 1, false).unwrap();
         let ids = [0, 1 << 32, i64::MIN, i64::MAX];
         for (i, &s) in ids.iter().enumerate() {
-            c.add_seq(s).unwrap();
+            c.add_seq(s, &[]).unwrap();
             c.append(s, 0, &column(vec![i as u16]), &column(vec![i as u16])).unwrap();
         }
         for (i, &s) in ids.iter().enumerate() {

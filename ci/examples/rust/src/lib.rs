@@ -1,16 +1,19 @@
 //! A Rust port of the paged KV cache (CONTRACT.md), with a driver for the wire protocol
 //! (docs/PROTOCOL.md) so that the Python verification suite can check it.
 //!
-//! - [`allocator`]: reference counts and lowest-free-id allocation.
+//! - [`allocator`]: reference counts, the free stack (or lowest free id), the cached blocks' eviction order.
 //! - [`cache`]: `PagedKVCache`, the contract's calls over float16 bit patterns.
+//! - [`prefix`]: prefix caching's keys, a tree of block-sized prefixes of token ids.
 //! - [`wire`]: the protocol: one request line in, one response line out.
 //!
 //! Standard library only, so that it builds offline and reads as a template for ports.
 
 pub mod allocator;
 pub mod cache;
+pub mod prefix;
 pub mod wire;
 
-pub use allocator::{BlockAllocator, BlockId};
+pub use allocator::{Allocation, BlockAllocator, BlockId};
 pub use cache::{CacheError, Chunk, Gathered, PagedKVCache, SeqId, Stats};
+pub use prefix::{PrefixIndex, TokenId};
 pub use wire::Driver;

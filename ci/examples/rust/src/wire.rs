@@ -5,17 +5,20 @@
 //!
 //! Every field is parsed before the cache is called, so a malformed request (`err protocol`)
 //! never changes a cache. The cache's own checks answer everything else, as its error kinds.
-//! This port has no prefix caching: the handshake announces no capability, and the
-//! `prefix_caching` option of `new` and token lists (`add_seq` with tokens, `extend`) are
-//! answered `err protocol`.
+//! The handshake announces the one capability, `prefix_caching` (the option of `new`, and
+//! token lists in `add_seq` and `extend`), then the port's profile where it differs from the
+//! contract's defaults (PROFILES.md): `allocation=any`, since free blocks come off a stack.
 
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::allocator::BlockId;
+use crate::allocator::{Allocation, BlockId};
 use crate::cache::{CacheError, Chunk, PagedKVCache};
 
-/// The implementation's name in the handshake's answer, `ok 1 paged-rust`.
+/// The implementation's name in the handshake's answer, `ok 1 paged-rust prefix_caching allocation=any`.
 pub const NAME: &str = "paged-rust";
+
+/// What the handshake announces after the name.
+pub const CAPABILITIES: &str = "prefix_caching";
 
 /// Why a request was not answered `ok`.
 enum Failure {
@@ -48,13 +51,22 @@ fn kind(e: &CacheError) -> &'static str {
 #[derive(Debug, Default)]
 pub struct Driver {
     greeted: bool,
+    /// How every cache of the session takes free blocks; announced at `hello`.
+    allocation: Allocation,
     /// Closed caches stay here (with their memory released), so their handles stay known.
     caches: Vec<PagedKVCache>,
 }
 
 impl Driver {
+    /// A session under the port's profile, `allocation=any`.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A session whose caches take free blocks as `allocation` says. `LowestFree` is the
+    /// contract's default profile, so the handshake announces no profile setting.
+    pub fn with_allocation(allocation: Allocation) -> Self {
+        Driver { allocation, ..Self::default() }
     }
 
     /// The response line (without its `\n`) to one request line, and whether to quit now.
@@ -87,20 +99,27 @@ impl Driver {
                     return Err(protocol("unsupported version"));
                 }
                 self.greeted = true;
-                Ok(format!("1 {NAME}")) // then the capabilities: none
+                Ok(match self.allocation {
+                    Allocation::LowestFree => format!("1 {NAME} {CAPABILITIES}"),
+                    other => format!("1 {NAME} {CAPABILITIES} allocation={}", other.profile_value()),
+                })
             }
             ("quit", []) => Ok(String::new()),
-            ("new", [n, b, l, h, d]) => {
-                let cache = PagedKVCache::new(int(n)?, int(b)?, int(l)?, int(h)?, int(d)?)?;
+            ("new", [n, b, l, h, d, option @ ..]) if option.len() <= 1 => {
+                let prefix_caching = match option {
+                    [] => false,
+                    ["prefix_caching"] => true,
+                    _ => return Err(protocol("new N B L H D [prefix_caching]")),
+                };
+                let (n, b, l, h, d) = (int(n)?, int(b)?, int(l)?, int(h)?, int(d)?);
+                let cache = PagedKVCache::with_allocation(n, b, l, h, d, prefix_caching, self.allocation)?;
                 self.caches.push(cache);
                 Ok((self.caches.len() - 1).to_string())
             }
-            ("new", [_, _, _, _, _, "prefix_caching"]) | ("add_seq", [_, _, _]) | ("extend", [_, _, _]) => {
-                Err(protocol("prefix caching (its option, token lists) is not in this driver"))
-            }
-            ("add_seq", [c, s]) => {
-                self.cache(c)?.add_seq(int(s)?)?;
-                Ok("0".to_string()) // no positions served from a prefix cache
+            ("add_seq", [c, s]) => Ok(self.cache(c)?.add_seq(int(s)?, &[])?.to_string()),
+            ("add_seq", [c, s, tokens]) => {
+                let tokens = ints(tokens)?;
+                Ok(self.cache(c)?.add_seq(int(s)?, &tokens)?.to_string())
             }
             ("fork", [c, p, ch]) => {
                 self.cache(c)?.fork(int(p)?, int(ch)?)?;
@@ -109,6 +128,11 @@ impl Driver {
             ("append", [c, s, layer, kshape, vshape, khex, vhex]) => {
                 let (k, v) = (chunk(kshape, khex)?, chunk(vshape, vhex)?);
                 self.cache(c)?.append(int(s)?, int(layer)?, &k, &v)?;
+                Ok(String::new())
+            }
+            ("extend", [c, s, tokens]) => {
+                let tokens = ints(tokens)?;
+                self.cache(c)?.extend(int(s)?, &tokens)?;
                 Ok(String::new())
             }
             ("gather", [c, s, layer]) => {
@@ -173,6 +197,14 @@ fn int(text: &str) -> Result<i64, Failure> {
     text.parse().map_err(|_| protocol(format!("{text} does not fit in 64 bits")))
 }
 
+/// A list of integers joined by `,` (token ids); `-` is the empty list.
+fn ints(text: &str) -> Result<Vec<i64>, Failure> {
+    if text == "-" {
+        return Ok(Vec::new());
+    }
+    text.split(',').map(int).collect()
+}
+
 /// A shape: dimensions joined by `,`; `-` is the 0-D shape.
 fn shape(text: &str) -> Result<Vec<usize>, Failure> {
     if text == "-" {
@@ -228,9 +260,10 @@ fn list(ids: &[BlockId]) -> String {
 mod tests {
     use super::*;
 
-    /// Send each `> request`, compare with the `< response` after it, exactly.
+    /// Send each `> request`, compare with the `< response` after it, exactly (lowest-free ids:
+    /// PROTOCOL.md's transcripts are the reference's).
     fn replay(transcript: &str) {
-        let mut driver = Driver::new();
+        let mut driver = Driver::with_allocation(Allocation::LowestFree);
         let mut lines = transcript.lines().map(str::trim).filter(|l| !l.is_empty());
         while let Some(request) = lines.next() {
             let expected = lines.next().and_then(|l| l.strip_prefix("< ")).expect("a response line");
@@ -243,7 +276,7 @@ mod tests {
     fn the_worked_transcript_of_protocol_md() {
         replay(
             "> hello 1
-            < ok 1 paged-rust
+            < ok 1 paged-rust prefix_caching
             > new 4 2 1 1 2
             < ok 0
             > add_seq 0 0
@@ -286,15 +319,44 @@ mod tests {
     }
 
     #[test]
+    fn the_prefix_caching_transcript_of_protocol_md() {
+        replay(
+            "> hello 1
+            < ok 1 paged-rust prefix_caching
+            > new 4 2 1 1 1 prefix_caching
+            < ok 0
+            > add_seq 0 0 7,8,9
+            < ok 0
+            > append 0 0 0 1,3,1 1,3,1 3c0040004200 bc00c000c200
+            < ok
+            > free 0 0
+            < ok
+            > stats 0
+            < ok free=3 used=0 cached=1 evictions=0
+            > add_seq 0 1 7,8,9,10
+            < ok 2
+            > block_table 0 1
+            < ok 0
+            > extend 0 1 11
+            < ok
+            > append 0 1 0 1,3,1 1,3,1 440045004600 c400c500c600
+            < ok
+            > append 0 1 0 1,1,1 1,1,1 4700 c700
+            < err invalid_argument positions 5 .. 5 of layer 0 need declared token ids; sequence 1 has declared 5 (add_seq's tokens, then extend)",
+        );
+    }
+
+    #[test]
     fn malformed_requests_are_protocol_errors() {
         let mut d = Driver::new();
         let mut ask = |line: &str| d.handle(line).0;
         assert!(ask("new 4 2 1 1 2").starts_with("err protocol "), "no hello first");
         assert_eq!(ask("hello 2"), "err protocol unsupported version");
-        assert_eq!(ask("hello 1\r"), "ok 1 paged-rust");
+        assert_eq!(ask("hello 1\r"), "ok 1 paged-rust prefix_caching allocation=any");
         for bad in [
             "new 4 2 1 1",
-            "new 4 2 1 1 2 prefix_caching",
+            "new 4 2 1 1 2 prefix",
+            "new 4 2 1 1 2 prefix_caching prefix_caching",
             "new +4 2 1 1 2",
             "new 4 2 1 1 9223372036854775808",
             "stats 0",
@@ -308,8 +370,9 @@ mod tests {
         assert_eq!(ask("new 1 1 1 1 1"), "ok 1", "a failed new takes no handle");
         assert_eq!(ask("add_seq 0 -9223372036854775808"), "ok 0");
         for bad in [
-            "add_seq 0 1 5,6",
-            "extend 0 1 5",
+            "add_seq 0 1 5,,6",
+            "add_seq 0 1 5 6",
+            "extend 0 1 +5",
             "append 0 1 0 1,1,2 1,1,2 3800 b8008000",
             "append 0 1 0 1,1,2 1,1,2 38000000 b800800g",
             "append 0 1 0 1,-1,2 1,1,2 - b8008000",

@@ -6,24 +6,43 @@
 //! sends `hello 1` itself; a response matches when it is the expected line exactly, except
 //! that an expected `err KIND ...` matches any `err KIND` line. A transcript whose
 //! `# requires:` names a capability the driver did not announce is skipped, with a note.
+//!
+//! Profiles (PROFILES.md): the driver's `hello` names its profile settings (`OPTION=VALUE`
+//! words); a transcript whose `# profile:` header names a value the driver's profile does not
+//! have is skipped, with the reason. Under `allocation=lowest-free` block tables compare
+//! exactly. Under `allocation=any` they compare up to a renaming of block ids ([`Renaming`]):
+//! per cache handle, a bijection between the transcript's (the oracle's) ids and the port's,
+//! bound at a `block_table` answer and unbound by the transcript's `# released C IDS` lines.
+//!
+//! Two tests, one per mode, selectable by name: `under_the_ports_profile` (the driver as it
+//! ships, `allocation=any`) and `with_lowest_free_ids` (`Driver::with_allocation(LowestFree)`,
+//! the contract's default profile, exact tables).
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use paged_kv::Driver;
+use paged_kv::{Allocation, Driver};
 
-/// One request of a transcript, its line number and the response it expects.
+/// One request of a transcript, its line number, the response it expects, and the oracle
+/// block ids whose lifetime ended during it (`# released C IDS` lines after its response).
 struct Step {
     line: usize,
     request: String,
     expected: String,
+    released: Vec<(i64, Vec<i64>)>,
 }
 
 struct Transcript {
     requires: Vec<String>,
+    /// `# profile: OPTION=VALUE,...`: the option values its answers depend on.
+    profile: Vec<(String, String)>,
     steps: Vec<Step>,
 }
+
+/// PROFILES.md's options and their defaults, the profile of a driver that names none.
+const DEFAULTS: [(&str, &str); 3] = [("allocation", "lowest-free"), ("reuse", "free-first"), ("duplicates", "first")];
 
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("PAGED_VECTORS_DIR") {
@@ -32,13 +51,34 @@ fn vectors_dir() -> PathBuf {
     }
 }
 
+/// A list of integers joined by `,`; `-` is the empty list.
+fn ints(text: &str) -> Option<Vec<i64>> {
+    match text {
+        "-" => Some(Vec::new()),
+        _ => text.split(',').map(|x| x.parse().ok()).collect(),
+    }
+}
+
 fn parse(text: &str) -> Result<Transcript, String> {
-    let mut t = Transcript { requires: Vec::new(), steps: Vec::new() };
+    let mut t = Transcript { requires: Vec::new(), profile: Vec::new(), steps: Vec::new() };
     let mut pending: Option<(usize, String)> = None;
     for (i, raw) in text.lines().enumerate() {
         let (line, n) = (raw.strip_suffix('\r').unwrap_or(raw), i + 1);
         if let Some(caps) = line.strip_prefix("# requires:") {
             t.requires.extend(caps.split([' ', ',']).filter(|c| !c.is_empty()).map(String::from));
+        } else if let Some(settings) = line.strip_prefix("# profile:") {
+            for setting in settings.split([' ', ',']).filter(|s| !s.is_empty()) {
+                let (option, value) =
+                    setting.split_once('=').ok_or(format!("line {n}: {setting:?} is not OPTION=VALUE"))?;
+                t.profile.push((option.to_string(), value.to_string()));
+            }
+        } else if let Some(release) = line.strip_prefix("# released ") {
+            let bad = || format!("line {n}: not '# released C ID,ID,...'");
+            let (handle, ids) = release.split_once(' ').ok_or_else(bad)?;
+            let (handle, ids) = (handle.parse().map_err(|_| bad())?, ints(ids).ok_or_else(bad)?);
+            let step =
+                t.steps.last_mut().filter(|_| pending.is_none()).ok_or(format!("line {n}: not after a response"))?;
+            step.released.push((handle, ids));
         } else if line.starts_with('#') || line.trim().is_empty() {
             continue;
         } else if let Some(request) = line.strip_prefix("> ").or((line == ">").then_some("")) {
@@ -47,7 +87,7 @@ fn parse(text: &str) -> Result<Transcript, String> {
             }
         } else if let Some(expected) = line.strip_prefix("< ") {
             let (at, request) = pending.take().ok_or(format!("line {n}: a response without a request"))?;
-            t.steps.push(Step { line: at, request, expected: expected.to_string() });
+            t.steps.push(Step { line: at, request, expected: expected.to_string(), released: Vec::new() });
         } else {
             return Err(format!("line {n}: neither a request, a response nor a comment"));
         }
@@ -64,6 +104,75 @@ fn matches(expected: &str, got: &str) -> bool {
     expected == got || (e.next() == Some("err") && g.next() == Some("err") && e.next() == g.next())
 }
 
+/// PROFILES.md's renaming under `allocation=any`: per cache handle, a bijection between the
+/// oracle's block ids and the port's, each pair bound for the block's lifetime.
+#[derive(Debug, Default)]
+struct Renaming {
+    port_of: HashMap<(i64, i64), i64>,
+    oracle_of: HashMap<(i64, i64), i64>,
+}
+
+impl Renaming {
+    /// One `block_table` answer of cache `handle`: entry i is oracle block `oracle[i]` and port
+    /// block `port[i]`. A bound oracle id must come back as its port id; an unbound one must
+    /// not come back as a port id bound to another oracle id; then the pair is bound.
+    fn table(&mut self, handle: i64, oracle: &[i64], port: &[i64]) -> Result<(), String> {
+        if oracle.len() != port.len() {
+            return Err(format!("the table has {} entries, expected {}", port.len(), oracle.len()));
+        }
+        for (i, (&m, &p)) in oracle.iter().zip(port).enumerate() {
+            match (self.port_of.get(&(handle, m)), self.oracle_of.get(&(handle, p))) {
+                (Some(&bound), _) if bound != p => {
+                    return Err(format!(
+                        "entry {i} is block {p}, but the transcript's block {m} is block {bound} here: two blocks \
+                         where the reference has one, or an id that changed while its block was held"
+                    ));
+                }
+                (None, Some(&other)) => {
+                    return Err(format!(
+                        "entry {i} is block {p}, which is still the transcript's block {other}, not {m}: one block \
+                         where the reference has two (a held or cached block handed out again)"
+                    ));
+                }
+                _ => {
+                    self.port_of.insert((handle, m), p);
+                    self.oracle_of.insert((handle, p), m);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `# released C IDS`: those oracle blocks' lifetimes ended; their ids are free to bind again.
+    fn release(&mut self, handle: i64, ids: &[i64]) {
+        for &m in ids {
+            if let Some(p) = self.port_of.remove(&(handle, m)) {
+                self.oracle_of.remove(&(handle, p));
+            }
+        }
+    }
+}
+
+/// Compare one answer: exactly (PROTOCOL.md's rule), except a `block_table` answer under
+/// renaming. `Err` says why it does not match.
+fn check(step: &Step, got: &str, renaming: Option<&mut Renaming>) -> Result<(), String> {
+    let fields: Vec<&str> = step.request.split(' ').collect();
+    let tables = match (renaming, &fields[..], step.expected.split_once(' '), got.split_once(' ')) {
+        (Some(renaming), ["block_table", handle, _], Some(("ok", want)), Some(("ok", have))) => {
+            match (handle.parse(), ints(want), ints(have)) {
+                (Ok(handle), Some(want), Some(have)) => Some((renaming, handle, want, have)),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    match tables {
+        Some((renaming, handle, want, have)) => renaming.table(handle, &want, &have),
+        None if matches(&step.expected, got) => Ok(()),
+        None => Err("not the expected answer".to_string()),
+    }
+}
+
 fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}... ({} chars)", &text[..cut], text.len()),
@@ -71,36 +180,65 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
-/// Replays one transcript: `Ok(None)` passed, `Ok(Some(reason))` skipped, `Err(report)` failed.
-fn replay(path: &Path) -> Result<Option<String>, String> {
-    let text = fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let transcript = parse(&text)?;
-    let mut driver = Driver::new();
-    let (hello, _) = driver.handle("hello 1");
-    let capabilities: Vec<&str> = hello.split(' ').skip(3).collect();
+/// The driver's profile, from its `hello` answer: every option, named or default.
+fn profile_of(hello: &str) -> HashMap<String, String> {
+    let mut profile: HashMap<String, String> = DEFAULTS.iter().map(|(o, v)| (o.to_string(), v.to_string())).collect();
+    for word in hello.split(' ').skip(3) {
+        if let Some((option, value)) = word.split_once('=') {
+            profile.insert(option.to_string(), value.to_string());
+        }
+    }
+    profile
+}
+
+/// Replays one transcript through `send` after its `hello` answer: `Ok(None)` passed,
+/// `Ok(Some(reason))` skipped, `Err(report)` failed.
+fn run(transcript: &Transcript, hello: &str, send: &mut dyn FnMut(&str) -> String) -> Result<Option<String>, String> {
     if !hello.starts_with("ok 1 ") {
         return Err(format!("hello 1 was answered {hello:?}"));
     }
+    let capabilities: Vec<&str> = hello.split(' ').skip(3).filter(|w| !w.contains('=')).collect();
     if let Some(missing) = transcript.requires.iter().find(|c| !capabilities.contains(&c.as_str())) {
         return Ok(Some(format!("requires {missing}, which the driver does not announce")));
     }
+    let profile = profile_of(hello);
+    for (option, value) in &transcript.profile {
+        let ours = profile.get(option).map_or("(no such option)", String::as_str);
+        if ours != value {
+            return Ok(Some(format!("its answers need {option}={value}; the driver's profile has {option}={ours}")));
+        }
+    }
+    let mut renaming = (profile["allocation"] == "any").then(Renaming::default);
     for step in &transcript.steps {
-        let (got, _) = driver.handle(&step.request);
-        if !matches(&step.expected, &got) {
+        let got = send(&step.request);
+        if let Err(why) = check(step, &got, renaming.as_mut()) {
             return Err(format!(
-                "line {}\n  request:  {}\n  expected: {}\n  got:      {}",
+                "line {}: {why}\n  request:  {}\n  expected: {}\n  got:      {}",
                 step.line,
                 clip(&step.request, 200),
                 clip(&step.expected, 200),
                 clip(&got, 200)
             ));
         }
+        if let Some(renaming) = renaming.as_mut() {
+            for (handle, ids) in &step.released {
+                renaming.release(*handle, ids);
+            }
+        }
     }
     Ok(None)
 }
 
-#[test]
-fn every_transcript_replays() {
+/// Replays one file through a fresh driver.
+fn replay(path: &Path, mut driver: Driver) -> Result<Option<String>, String> {
+    let text = fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let transcript = parse(&text)?;
+    let (hello, _) = driver.handle("hello 1");
+    run(&transcript, &hello, &mut |request| driver.handle(request).0)
+}
+
+/// Every transcript, each through a fresh driver that `make` returns; panics on any failure.
+fn replay_all(mode: &str, make: fn() -> Driver) {
     let dir = vectors_dir();
     let mut files: Vec<PathBuf> =
         fs::read_dir(&dir).map(|entries| entries.filter_map(|e| Some(e.ok()?.path())).collect()).unwrap_or_default();
@@ -117,20 +255,128 @@ fn every_transcript_replays() {
     let mut stderr = std::io::stderr();
     let (mut passed, mut skipped, mut failures) = (0, 0, Vec::new());
     for file in &files {
-        match replay(file) {
+        match replay(file, make()) {
             Ok(None) => passed += 1,
             Ok(Some(reason)) => {
                 skipped += 1;
-                let _ = writeln!(stderr, "skipped {}: {reason}", file.display());
+                let _ = writeln!(stderr, "{mode}: skipped {}: {reason}", file.display());
             }
             Err(report) => failures.push(format!("{}: {report}", file.display())),
         }
     }
     let _ = writeln!(
         stderr,
-        "{passed} passed, {skipped} skipped, {} failed of {} transcripts",
+        "{mode}: {passed} passed, {skipped} skipped, {} failed of {} transcripts",
         failures.len(),
         files.len()
     );
-    assert!(failures.is_empty(), "{} transcripts failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(failures.is_empty(), "{mode}: {} transcripts failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn every_transcript_replays_under_the_ports_profile() {
+    replay_all("allocation=any (block ids renamed)", Driver::new);
+}
+
+#[test]
+fn every_transcript_replays_with_lowest_free_ids() {
+    replay_all("allocation=lowest-free (exact)", || Driver::with_allocation(Allocation::LowestFree));
+}
+
+// -- the replayer itself, on hand-made transcripts and a scripted port ---------------------------
+
+/// Replay `transcript` against a port that answers `answers`, one per request, in order.
+fn scripted(hello: &str, transcript: &str, answers: &[&str]) -> Result<Option<String>, String> {
+    let mut answers = answers.iter();
+    run(&parse(transcript).unwrap(), hello, &mut |_| answers.next().expect("an answer per request").to_string())
+}
+
+const ANY: &str = "ok 1 port prefix_caching allocation=any";
+
+/// Two sequences of cache 0: seq 0 holds oracle blocks 0 and 1; seq 0 is freed (both released);
+/// seq 1 then gets oracle blocks 1 and 0 again, new lifetimes.
+const REUSE: &str = "\
+> block_table 0 0
+< ok 0,1
+> free 0 0
+< ok
+# released 0 1,0
+> block_table 0 1
+< ok 1,0
+";
+
+#[test]
+fn renaming_accepts_other_ids_bound_for_a_lifetime() {
+    assert_eq!(scripted(ANY, REUSE, &["ok 7,3", "ok", "ok 9,3"]), Ok(None), "released ids bind again, to any block");
+    let held = "> block_table 0 0\n< ok 0,1\n> block_table 0 0\n< ok 0,1\n";
+    assert_eq!(scripted(ANY, held, &["ok 5,2", "ok 5,2"]), Ok(None));
+}
+
+#[test]
+fn without_its_release_an_id_stays_bound() {
+    let unreleased = REUSE.replace("# released 0 1,0\n", "");
+    let report = scripted(ANY, &unreleased, &["ok 7,3", "ok", "ok 9,3"]).unwrap_err();
+    assert!(report.contains("line 5: entry 0 is block 9, but the transcript's block 1 is block 3"), "{report}");
+    let partly = REUSE.replace("# released 0 1,0\n", "# released 0 1\n");
+    let report = scripted(ANY, &partly, &["ok 7,3", "ok", "ok 9,3"]).unwrap_err();
+    assert!(report.contains("entry 1 is block 3, but the transcript's block 0 is block 7"), "{report}");
+}
+
+#[test]
+fn an_id_that_changes_while_held_fails() {
+    let t = "> block_table 0 0\n< ok 4\n> block_table 0 0\n< ok 4\n";
+    let report = scripted(ANY, t, &["ok 6", "ok 8"]).unwrap_err();
+    assert!(report.contains("line 3: entry 0 is block 8, but the transcript's block 4 is block 6"), "{report}");
+}
+
+#[test]
+fn sharing_must_match_both_ways() {
+    // The reference shares block 0 between a parent and its fork; the port gave the fork a copy.
+    let shared = "> block_table 0 0\n< ok 0,1\n> block_table 0 1\n< ok 0,2\n";
+    assert!(scripted(ANY, shared, &["ok 5,6", "ok 7,8"]).unwrap_err().contains("entry 0 is block 7"));
+    assert_eq!(scripted(ANY, shared, &["ok 5,6", "ok 5,8"]), Ok(None));
+    // The reference has two blocks; the port hands one held block out twice.
+    let apart = "> block_table 0 0\n< ok 0\n> block_table 0 1\n< ok 1\n";
+    let report = scripted(ANY, apart, &["ok 5", "ok 5"]).unwrap_err();
+    assert!(report.contains("entry 0 is block 5, which is still the transcript's block 0, not 1"), "{report}");
+}
+
+#[test]
+fn each_handle_renames_apart_and_lengths_and_other_answers_stay_exact() {
+    let two = "> block_table 0 0\n< ok 0\n> block_table 1 0\n< ok 0\n";
+    assert_eq!(scripted(ANY, two, &["ok 3", "ok 9"]), Ok(None), "cache 1's block 0 is not cache 0's");
+    let t = "> block_table 0 0\n< ok 0,1\n";
+    assert!(scripted(ANY, t, &["ok 0"]).unwrap_err().contains("the table has 1 entries, expected 2"));
+    assert!(scripted(ANY, t, &["err unknown_sequence 0"]).is_err());
+    let s = "> stats 0\n< ok free=1 used=1 cached=0 evictions=0\n";
+    assert!(scripted(ANY, s, &["ok free=0 used=2 cached=0 evictions=0"]).is_err());
+    let e = "> block_table 0 5\n< err unknown_sequence sequence 5 is not live\n";
+    assert_eq!(scripted(ANY, e, &["err unknown_sequence 5"]), Ok(None));
+}
+
+#[test]
+fn lowest_free_compares_exactly_and_ignores_releases() {
+    let lowest = "ok 1 port prefix_caching";
+    assert!(scripted(lowest, REUSE, &["ok 7,3", "ok", "ok 9,3"]).is_err());
+    assert_eq!(scripted(lowest, REUSE, &["ok 0,1", "ok", "ok 1,0"]), Ok(None));
+}
+
+#[test]
+fn a_profile_the_port_does_not_have_is_skipped_with_its_reason() {
+    let t = "# profile: reuse=release-order\n> stats 0\n< ok\n";
+    let reason = scripted(ANY, t, &[]).unwrap().expect("skipped");
+    assert_eq!(reason, "its answers need reuse=release-order; the driver's profile has reuse=free-first");
+    let t = "# profile: allocation=lowest-free\n> stats 0\n< ok\n";
+    assert!(scripted(ANY, t, &[]).unwrap().is_some());
+    assert_eq!(scripted("ok 1 port prefix_caching", t, &["ok"]), Ok(None));
+    let t = "# requires: prefix_caching\n> stats 0\n< ok\n";
+    assert!(scripted("ok 1 port allocation=any", t, &[]).unwrap().unwrap().contains("requires prefix_caching"));
+}
+
+#[test]
+fn a_released_line_must_follow_a_response() {
+    assert!(parse("# released 0 1\n> stats 0\n< ok\n").is_err());
+    assert!(parse("> stats 0\n# released 0 1\n< ok\n").is_err());
+    assert!(parse("> stats 0\n< ok\n# released 0 x\n").is_err());
+    assert_eq!(parse("> free 0 0\n< ok\n# released 0 3,-\n").err().map(|e| e.contains("line 3")), Some(true));
 }
