@@ -1,4 +1,4 @@
-"""`python -m mutants`: score the suite against the planted mutants s01 to s13."""
+"""`python -m mutants`: score the suite against the planted mutants (mutants/sNN, or mutants/rust/rNN with --rust)."""
 
 from .runner import main
 

@@ -1,4 +1,4 @@
-"""The planted-mutant runner: `python -m mutants [--driver | --rust] [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
+"""The planted-mutant runner: `python -m mutants [--driver | --rust] [--profile P] [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
 
 What is mutated and how the suite reaches it:
 - default: the sNN mutants of `paged`, tested as the Python module `paged`;
@@ -123,6 +123,11 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         action="store_true",
         help="the Rust port's mutants (mutants/rust): build each with cargo, test it through its driver, "
         "and run its own `cargo test --test vectors` too",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="OPTION=VALUE[,...]",
+        help="test every mutant under this profile (docs/CONTRACT.md, Profiles), e.g. allocation=any",
     )
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
     parser.add_argument("--threshold", type=float, default=0.80, help="minimum kill rate (default 0.80)")
@@ -328,6 +333,15 @@ def print_table(results: list[Result], rust: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args, pytest_args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.profile is not None:
+        from oracle.profile import ProfileError, parse
+
+        try:
+            print(f"profile: {parse(args.profile).describe()}")
+        except ProfileError as exc:
+            print(f"mutants: --profile: {exc}", file=sys.stderr)
+            return 2
+        os.environ["PAGED_PROFILE"] = args.profile  # every pytest run's conftest reads it
     t0 = time.monotonic()
     kind = "rust" if args.rust else "driver" if args.driver else "python"
     target = Target(kind)

@@ -51,7 +51,7 @@ def message(what: str, got: Any, want: Any, call: str) -> str:
         how = f" {how}"
     text = f"{what}{how} [{call}]"
     if what.startswith(("block_table", "[block_table")):
-        text += f"\n  ({table_hint()})"
+        text += f" ({table_hint()})"
     return text
 
 

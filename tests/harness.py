@@ -175,5 +175,8 @@ def write_failure(nodeid: str, message: str) -> Path | None:
     path = RECORD_PATH.pop()
     first = message.strip().splitlines()[0][:200] if message.strip() else "failed"
     meta = {"id": "failure", "comment": f"{nodeid}: {first}", "impl": _impl_name}
-    path.write_text(RECORDER.transcript(meta, oracle.as_impl).text(), encoding="ascii", errors="replace")
+    current = profile()
+    if str(current):
+        meta["profile"] = str(current)
+    path.write_text(RECORDER.transcript(meta, oracle.as_impl.under(current)).text(), encoding="ascii", errors="replace")
     return path

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from oracle.profile import OPTIONS, Profile
+from oracle.profile import OPTIONS, Profile, hint
 from oracle.renaming import BlockNames
 
 from .codec import ProtocolError, parse_int, parse_list, parse_payload
@@ -170,7 +170,10 @@ def replay(transcript: Transcript, send: Callable[[str], str], exact_ids: bool =
             if why is not None:
                 return Mismatch(step, request, want, got, why)
         elif not matches(want, got):
-            return Mismatch(step, request, want, got, explain(request, want, got, geometry))
+            why = explain(request, want, got, geometry)
+            if request.startswith("block_table ") and want.startswith("ok") and got.startswith("ok"):
+                why += f" ({hint(Profile())})"
+            return Mismatch(step, request, want, got, why)
         for handle, ids in transcript.released.get(step - 1, ()):
             for block in ids:
                 names.setdefault(handle, BlockNames()).release(block)
