@@ -1,7 +1,7 @@
 //! The block allocator: a reference count per block, a free pool, and, with prefix caching,
 //! the cached blocks in the order they became cached.
 //!
-//! The free pool is this port's profile (PROFILES.md): `allocation=any`, a `Vec` used as a
+//! The free pool is this port's profile (docs/CONTRACT.md, "Profiles"): `allocation=any`, a `Vec` used as a
 //! stack (a release pushes, an allocation pops), so the block released last is taken first, as
 //! in vLLM or nano-vllm. The contract's pinned default, `allocation=lowest-free` (a min-heap,
 //! the lowest free id first), is kept behind [`Allocation::LowestFree`], so that the port can
@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 /// never narrower than 32 bits.
 pub type BlockId = u32;
 
-/// Which free block an allocation takes: the profile's `allocation` option (PROFILES.md).
+/// Which free block an allocation takes: the profile's `allocation` option (docs/CONTRACT.md, "Profiles").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Allocation {
     /// `allocation=any`, this port's: the block released last (a stack).

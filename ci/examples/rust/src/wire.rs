@@ -7,7 +7,7 @@
 //! never changes a cache. The cache's own checks answer everything else, as its error kinds.
 //! The handshake announces the one capability, `prefix_caching` (the option of `new`, and
 //! token lists in `add_seq` and `extend`), then the port's profile where it differs from the
-//! contract's defaults (PROFILES.md): `allocation=any`, since free blocks come off a stack.
+//! contract's defaults (docs/CONTRACT.md, "Profiles"): `allocation=any`, since free blocks come off a stack.
 
 use std::panic::{self, AssertUnwindSafe};
 

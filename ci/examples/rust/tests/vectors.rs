@@ -7,7 +7,7 @@
 //! that an expected `err KIND ...` matches any `err KIND` line. A transcript whose
 //! `# requires:` names a capability the driver did not announce is skipped, with a note.
 //!
-//! Profiles (PROFILES.md): the driver's `hello` names its profile settings (`OPTION=VALUE`
+//! Profiles (docs/CONTRACT.md, "Profiles"): the driver's `hello` names its profile settings (`OPTION=VALUE`
 //! words); a transcript whose `# profile:` header names a value the driver's profile does not
 //! have is skipped, with the reason. Under `allocation=lowest-free` block tables compare
 //! exactly. Under `allocation=any` they compare up to a renaming of block ids ([`Renaming`]):
@@ -41,7 +41,7 @@ struct Transcript {
     steps: Vec<Step>,
 }
 
-/// PROFILES.md's options and their defaults, the profile of a driver that names none.
+/// docs/CONTRACT.md's options and their defaults, the profile of a driver that names none.
 const DEFAULTS: [(&str, &str); 3] = [("allocation", "lowest-free"), ("reuse", "free-first"), ("duplicates", "first")];
 
 fn vectors_dir() -> PathBuf {
@@ -104,7 +104,7 @@ fn matches(expected: &str, got: &str) -> bool {
     expected == got || (e.next() == Some("err") && g.next() == Some("err") && e.next() == g.next())
 }
 
-/// PROFILES.md's renaming under `allocation=any`: per cache handle, a bijection between the
+/// docs/CONTRACT.md's renaming under `allocation=any`: per cache handle, a bijection between the
 /// oracle's block ids and the port's, each pair bound for the block's lifetime.
 #[derive(Debug, Default)]
 struct Renaming {
