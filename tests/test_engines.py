@@ -10,6 +10,7 @@ ci/engines). They import the adapters directly, whatever --impl says.
 from __future__ import annotations
 
 import importlib
+import os
 import random
 import sys
 from pathlib import Path
@@ -24,7 +25,12 @@ from oracle import OutOfBlocks as ModelOutOfBlocks
 ENGINES = Path(__file__).resolve().parent.parent / "ci" / "examples" / "engines"
 
 
+ONLY = os.environ.get("PAGED_ENGINE_ONLY")  # set by `python -m mutants --engine`: this adapter's tests only
+
+
 def adapter(name: str) -> Any:
+    if ONLY and name != ONLY:
+        pytest.skip(f"only {ONLY} (PAGED_ENGINE_ONLY)")
     if str(ENGINES) not in sys.path:
         sys.path.insert(0, str(ENGINES))
     try:
@@ -262,3 +268,34 @@ def test_nano_duplicates_newest() -> None:
         c.append(s, 0, *kv(3, float(s)))
     assert c.add_seq(2, [1, 2, 3]) == 2
     assert c.block_table(2).tolist() == c.block_table(1).tolist()[:1]
+
+
+# -- contract properties whatever the policy (the engines' field bugs 8 and 13 break them) ---------
+
+
+def test_tokens_differing_above_8_bits_never_hit(engine: Any) -> None:
+    """A hit compares token ids exactly: [257, 258, 259] never takes [1, 2, 3]'s blocks, live or cached."""
+    c = engine.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
+    c.add_seq(0, [1, 2, 3])
+    c.append(0, 0, *kv(3))
+    assert c.add_seq(1, [257, 258, 259]) == 0
+    c.free(0)
+    assert c.add_seq(2, [257, 258, 259, 260]) == 0
+
+
+def test_a_block_reused_under_another_prefix_is_never_served_for_the_old_one(engine: Any) -> None:
+    """Block A holds [1, 2] at the start of a prompt; released, then taken for [1, 2] after another prefix.
+    A later prompt starting [1, 2] may be served only the K/V written under that very prefix."""
+    c = engine.PagedKVCache(3, 2, 1, 1, 2, prefix_caching=True)
+    c.add_seq(0, [1, 2, 5])
+    k0, v0 = kv(3, 10.0)
+    c.append(0, 0, k0, v0)
+    c.free(0)
+    c.add_seq(1, [9, 9, 8, 8, 1, 2, 7])
+    c.append(1, 0, *kv(6, 50.0))
+    c.free(1)
+    served = c.add_seq(2, [1, 2, 3])
+    assert served in (0, 2)
+    if served:
+        k, v = c.gather(2, 0)
+        assert k.tobytes() == k0[:, :2].tobytes() and v.tobytes() == v0[:, :2].tobytes(), "served K/V of another prefix"

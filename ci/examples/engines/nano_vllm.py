@@ -34,6 +34,7 @@ Block ids are the engine's own, 0 .. N-1: nano-vllm reserves none.
 from __future__ import annotations
 
 import copy
+import os
 import importlib.machinery
 import sys
 import types
@@ -73,7 +74,7 @@ def _load() -> Any:
 _bm = _load()
 BlockManager = _bm.BlockManager
 Sequence = _bm.Sequence
-ROOT = Path(_bm.__file__).resolve().parent.parent
+ROOT = Path(os.path.abspath(_bm.__file__)).parent.parent  # not resolved: a mutant mirror's symlinks stay in the mirror
 
 
 def _sequence_class(block_size: int) -> type:
