@@ -15,11 +15,12 @@ The way --rust works for the Rust port, with the engine's installed source in pl
 4. Verdicts as runner.py: a failed test is `killed` (by the first one), exit 0 `survived`,
    anything else `error`.
 
-Tests: the adapter's direct tests (tests/test_engines.py, this engine only) and the conformance
-suite with `--impl=ADAPTER`, with the engine's xfails list (ci/examples/engines/ADAPTER*.xfails)
-so that the clean engine's known differences do not count. Until the suite has `--profile`,
-the list is ADAPTER.before-profiles.xfails (id-order failures too); once it has, pass
-`--engine-profile` to run with `--profile=PROFILE` (the adapter's) and ADAPTER.xfails.
+Tests (arguments after `--` replace them): by default the adapter's direct tests,
+tests/test_engines.py (this engine's only), which compare with the oracle up to a renaming of block
+ids and so hold under the engine's profile. The rest of the suite compares ids exactly until it has
+`--profile`, so a kill there could be an id-order artefact; once it has, `--engine-profile` runs the
+whole suite (`tests`) with `--profile=PROFILE` (the adapter's) and ADAPTER.xfails (the clean engine's
+real differences), which then counts. Without it the xfails list is ADAPTER.before-profiles.xfails.
 """
 
 from __future__ import annotations
@@ -174,7 +175,7 @@ def run(root: Path, engine: Engine, modules: str, args: argparse.Namespace, pyte
     cmd = [
         sys.executable, "-m", "pytest", "-x", "-p", "no:cacheprovider", "-n", str(args.inner_jobs), "-q", "--no-header",
         "-p", "_engine_guard", f"--impl={engine.adapter}", f"--junitxml={junit}", *profile,
-        *([f"--xfails={xfails}"] if xfails.exists() else []), *(pytest_args or ["tests/test_engines.py", "tests"]),
+        *([f"--xfails={xfails}"] if xfails.exists() else []), *(pytest_args or (["tests"] if args.engine_profile else ["tests/test_engines.py"])),
     ]
     start = time.monotonic()
     try:
