@@ -4,7 +4,8 @@ Until the suite's own renaming (`--profile allocation=any`) lands, these are the
 direct tests: scripted sessions with the engines' measured policies pinned by hand, and random
 sessions compared with `oracle.ModelKVCache` on everything but the ids themselves. Skipped when
 an engine is not installed (pip install -e '.[engines]' and the engines with --no-deps, see
-ci/engines). They import the adapters directly, whatever --impl says.
+ci/engines). They import the adapters directly, and run only for the adapter --impl names (or both
+with PAGED_ENGINES=1, or the one PAGED_ENGINE_ONLY names), so gating another implementation skips them.
 """
 
 from __future__ import annotations
@@ -19,18 +20,31 @@ from typing import Any
 import numpy as np
 import pytest
 
+import harness
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 
 ENGINES = Path(__file__).resolve().parent.parent / "ci" / "examples" / "engines"
 
 
-ONLY = os.environ.get("PAGED_ENGINE_ONLY")  # set by `python -m mutants --engine`: this adapter's tests only
+ADAPTERS = ("vllm_v1", "nano_vllm")
+
+
+def wanted() -> set[str]:
+    """Which adapters' tests run: PAGED_ENGINE_ONLY (set by `python -m mutants --engine`), else the one
+    --impl names, else both with PAGED_ENGINES=1; otherwise none (they would only cost a gate of another
+    implementation time)."""
+    only = os.environ.get("PAGED_ENGINE_ONLY")
+    if only:
+        return {only}
+    if harness.impl_name() in ADAPTERS:
+        return {harness.impl_name()}
+    return set(ADAPTERS) if os.environ.get("PAGED_ENGINES") == "1" else set()
 
 
 def adapter(name: str) -> Any:
-    if ONLY and name != ONLY:
-        pytest.skip(f"only {ONLY} (PAGED_ENGINE_ONLY)")
+    if name not in wanted():
+        pytest.skip(f"the {name} adapter's tests run with --impl={name} or PAGED_ENGINES=1")
     if str(ENGINES) not in sys.path:
         sys.path.insert(0, str(ENGINES))
     try:
