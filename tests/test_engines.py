@@ -42,6 +42,10 @@ def wanted() -> set[str]:
     return set(ADAPTERS) if os.environ.get("PAGED_ENGINES") == "1" else set()
 
 
+if not wanted():  # one skip for the module, not one per test, when another implementation is gated
+    pytest.skip("the engine adapters' tests: run with --impl=vllm_v1 or nano_vllm, or PAGED_ENGINES=1", allow_module_level=True)
+
+
 def adapter(name: str) -> Any:
     if name not in wanted():
         pytest.skip(f"the {name} adapter's tests run with --impl={name} or PAGED_ENGINES=1")
@@ -53,7 +57,10 @@ def adapter(name: str) -> Any:
         pytest.skip(f"{name}: engine not installed ({exc})")
 
 
-@pytest.fixture(params=["vllm_v1", "nano_vllm"])
+WANTED = wanted()
+
+
+@pytest.fixture(params=sorted(WANTED, reverse=True))
 def engine(request: pytest.FixtureRequest) -> Any:
     return adapter(request.param)
 
@@ -333,3 +340,10 @@ def test_a_block_reused_under_another_prefix_is_never_served_for_the_old_one(eng
     if served:
         k, v = c.gather(2, 0)
         assert k.tobytes() == k0[:, :2].tobytes() and v.tobytes() == v0[:, :2].tobytes(), "served K/V of another prefix"
+
+
+# Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.
+for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" not in WANTED]:
+    del globals()[_name]
+for _name in [n for n in globals() if n.startswith("test_nano_") and "nano_vllm" not in WANTED]:
+    del globals()[_name]
