@@ -1,0 +1,232 @@
+"""The adapters' own half: CONTRACT.md's surface around an engine's block manager.
+
+An engine's block manager knows blocks, reference counts, a free queue and prefix hashes; it
+has no K/V store, no per-layer lengths and no fork. This module supplies exactly those, the same
+for every engine, and leaves every decision about blocks to a `Backend` (one per engine, in
+vllm_v1.py and nano_vllm.py), which makes it through the engine's own code:
+
+- the adapter's own: argument checks (paged.checks, the project's, so that errors match the
+  contract), one length per layer, the K/V store (a float16 array indexed by block id),
+  copying a block's data on copy on write, the declared-tokens check, `stats()` arithmetic;
+- the backend's (the engine's): which block a sequence takes, hits, capacity, registration
+  of full blocks, references, release order, eviction.
+
+Per-layer lengths: the engine sees one length per sequence. The table must cover the longest
+layer, so the backend grows the engine's sequence to max(lens); a block is full only when every
+layer filled it, so the backend registers up to min(lens) // B blocks.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any, Iterable, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from paged.checks import as_chunk, as_int, as_tokens
+
+
+class OutOfBlocks(RuntimeError):
+    """An append needs more blocks (new ones plus copy-on-write copies) than the engine can give."""
+
+
+class Backend(Protocol):
+    """What an engine adapter provides; block ids are the exposed ones, 0 .. N-1."""
+
+    def add(self, sid: int, tokens: list[int]) -> int: ...  # a new sequence; returns positions served
+    def extend(self, sid: int, tokens: list[int]) -> None: ...
+    def fork(self, parent: int, child: int) -> None: ...
+    def table(self, sid: int) -> list[int]: ...
+    def holders(self, block: int) -> int: ...
+    def can_take(self, n: int) -> bool: ...  # n blocks could be taken now
+    def grow(self, sid: int, old_len: int, new_len: int, reserve: int) -> bool: ...  # blocks for new_len positions, `reserve` more left free; False: refused, nothing changed
+    def cow(self, sid: int, index: int) -> int: ...  # a private block for table[index]; returns its id
+    def register(self, sid: int, full_positions: int) -> None: ...
+    def free(self, sid: int) -> None: ...
+    def stats(self) -> dict[str, int]: ...
+    def num_free(self) -> int: ...
+
+
+class _Seq:
+    __slots__ = ("lens", "tokens")
+
+    def __init__(self, lens: list[int], tokens: list[int]) -> None:
+        self.lens = lens
+        self.tokens = tokens
+
+
+class Frontend:
+    """PagedKVCache over a Backend; subclasses set `make_backend`."""
+
+    _closed = False
+
+    def make_backend(self, num_blocks: int, block_size: int, prefix_caching: bool) -> Backend:
+        raise NotImplementedError
+
+    def __init__(
+        self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
+    ) -> None:
+        self.num_blocks = as_int(num_blocks, "num_blocks")
+        self.block_size = as_int(block_size, "block_size")
+        self.n_layers = as_int(n_layers, "n_layers")
+        self.n_kv_heads = as_int(n_kv_heads, "n_kv_heads")
+        self.d_head = as_int(d_head, "d_head")
+        sizes = (self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head)
+        if min(sizes) < 1:
+            raise ValueError(f"sizes must be at least 1, got (num_blocks, block_size, L, H, D) = {sizes}")
+        if not isinstance(prefix_caching, bool):
+            raise TypeError(f"prefix_caching must be a bool, got {type(prefix_caching).__name__}")
+        self.prefix_caching = prefix_caching
+        shape = (self.num_blocks, self.n_layers, self.n_kv_heads, self.block_size, self.d_head)
+        self._k: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
+        self._v: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
+        self._engine = self.make_backend(self.num_blocks, self.block_size, prefix_caching)
+        self._seqs: dict[int, _Seq] = {}
+
+    # -- lifecycle
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        del self._k, self._v
+        self._seqs.clear()
+
+    def __enter__(self) -> Frontend:
+        self._check_open()
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    # -- sequences
+    def add_seq(self, seq_id: int, tokens: Iterable[int] = ()) -> int:
+        self._check_open()
+        sid = as_int(seq_id, "seq_id")
+        if sid in self._seqs:
+            raise ValueError(f"sequence {sid} is already live")
+        ids = as_tokens(tokens)
+        if not self.prefix_caching:
+            ids = []
+        served = self._engine.add(sid, ids)
+        self._seqs[sid] = _Seq([served] * self.n_layers, ids)
+        return served
+
+    def extend(self, seq_id: int, tokens: Iterable[int]) -> None:
+        seq = self._seq(seq_id)
+        ids = as_tokens(tokens)
+        if self.prefix_caching and ids:
+            seq.tokens += ids
+            self._engine.extend(as_int(seq_id, "seq_id"), ids)
+
+    def fork(self, parent: int, child: int) -> None:
+        src = self._seq(parent)
+        cid = as_int(child, "child")
+        if cid in self._seqs:
+            raise ValueError(f"sequence {cid} is already live")
+        self._engine.fork(as_int(parent, "parent"), cid)
+        self._seqs[cid] = _Seq(src.lens.copy(), src.tokens.copy())
+
+    def free(self, seq_id: int) -> None:
+        self._seq(seq_id)
+        sid = as_int(seq_id, "seq_id")
+        self._engine.free(sid)
+        del self._seqs[sid]
+
+    # -- data
+    def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
+        seq = self._seq(seq_id)
+        sid = as_int(seq_id, "seq_id")
+        li = self._layer(layer)
+        k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)
+        start = seq.lens[li]
+        count = k_arr.shape[1]
+        if self.prefix_caching and start + count > len(seq.tokens):
+            raise ValueError(
+                f"positions {start} .. {start + count - 1} of layer {li} need declared token ids; "
+                f"sequence {seq_id} has declared {len(seq.tokens)}"
+            )
+        bs = self.block_size
+        eng = self._engine
+        table = eng.table(sid)
+        first, last = start // bs, (start + count - 1) // bs
+        shared = [i for i in range(first, min(last + 1, len(table))) if eng.holders(table[i]) > 1]
+        old_max = max(seq.lens)
+        new_max = max(old_max, start + count)
+        if new_max > old_max:
+            # The engine grows its sequence to the longest layer, taking the blocks that needs,
+            # and refuses (changing nothing) unless the copies below fit too.
+            if not eng.grow(sid, old_max, new_max, len(shared)):
+                raise OutOfBlocks(f"append of {count} positions to sequence {seq_id} layer {li}: the engine refused")
+        elif shared and not eng.can_take(len(shared)):
+            raise OutOfBlocks(f"append to sequence {seq_id} layer {li} needs {len(shared)} copy-on-write copies")
+        for i in shared:
+            old = table[i]
+            new = eng.cow(sid, i)
+            self._k[new] = self._k[old]
+            self._v[new] = self._v[old]
+        table = eng.table(sid)
+        k16 = k_arr.astype(np.float16, copy=False)
+        v16 = v_arr.astype(np.float16, copy=False)
+        pos = start
+        while pos < start + count:
+            block, slot = table[pos // bs], pos % bs
+            width = min(bs - slot, start + count - pos)
+            off = pos - start
+            self._k[block, li, :, slot : slot + width] = k16[:, off : off + width]
+            self._v[block, li, :, slot : slot + width] = v16[:, off : off + width]
+            pos += width
+        seq.lens[li] = start + count
+        if self.prefix_caching:
+            eng.register(sid, min(seq.lens) // bs * bs)
+
+    def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
+        seq = self._seq(seq_id)
+        li = self._layer(layer)
+        length = seq.lens[li]
+        bs = self.block_size
+        table = self._engine.table(as_int(seq_id, "seq_id"))
+        nb = -(-length // bs)
+        blocks = np.array(table[:nb], dtype=np.intp)
+        shape = (self.n_kv_heads, length, self.d_head)
+        out = []
+        for pool in (self._k, self._v):
+            part = pool[blocks, li]  # [nb, H, B, D]
+            out.append(np.ascontiguousarray(part.transpose(1, 0, 2, 3).reshape(self.n_kv_heads, nb * bs, self.d_head)[:, :length]).reshape(shape))
+        return out[0], out[1]
+
+    # -- inspection
+    def block_table(self, seq_id: int) -> NDArray[np.int32]:
+        self._seq(seq_id)
+        return np.array(self._engine.table(as_int(seq_id, "seq_id")), dtype=np.int32)
+
+    def seq_len(self, seq_id: int, layer: int = 0) -> int:
+        seq = self._seq(seq_id)
+        return seq.lens[self._layer(layer)]
+
+    def stats(self) -> dict[str, int]:
+        self._check_open()
+        return self._engine.stats()
+
+    def num_free_blocks(self) -> int:
+        self._check_open()
+        return self._engine.num_free()
+
+    # -- internals
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("the cache is closed")
+
+    def _seq(self, seq_id: object) -> _Seq:
+        self._check_open()
+        sid = as_int(seq_id, "seq_id")
+        try:
+            return self._seqs[sid]
+        except KeyError:
+            raise KeyError(f"sequence {sid} is not live") from None
+
+    def _layer(self, layer: object) -> int:
+        li = as_int(layer, "layer")
+        if not 0 <= li < self.n_layers:
+            raise ValueError(f"layer {li} is outside 0 .. {self.n_layers - 1}")
+        return li

@@ -1,0 +1,7 @@
+"""The engines' field bugs (/work/shared/ENGINES.md, "Bugs those engines shipped"), planted back in a copy
+of the installed engine by `python -m mutants --engine vllm|nano-vllm` (mutants/engines.py).
+
+vNN: vLLM 0.33.0; nNN: nano-vllm-fork 20260210. Each `MUTANT` edits files relative to site-packages;
+`notes` names the ENGINES.md bug it models. A mutant whose notes start with SURVIVOR is expected to
+survive, for the reason given there (the run fails if any other survives).
+"""

@@ -1,0 +1,349 @@
+"""The engine adapters (ci/examples/engines) against the oracle, block ids compared up to renaming.
+
+Until the suite's own renaming (`--profile allocation=any`) lands, these are the adapters'
+direct tests: scripted sessions with the engines' measured policies pinned by hand, and random
+sessions compared with `oracle.ModelKVCache` on everything but the ids themselves. Skipped when
+an engine is not installed (pip install -e '.[engines]' and the engines with --no-deps, see
+ci/engines). They import the adapters directly, and run only for the adapter --impl names (or both
+with PAGED_ENGINES=1, or the one PAGED_ENGINE_ONLY names), so gating another implementation skips them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import harness
+from oracle import ModelKVCache
+from oracle import OutOfBlocks as ModelOutOfBlocks
+
+ENGINES = Path(__file__).resolve().parent.parent / "ci" / "examples" / "engines"
+
+
+ADAPTERS = ("vllm_v1", "nano_vllm")
+
+
+def wanted() -> set[str]:
+    """Which adapters' tests run: PAGED_ENGINE_ONLY (set by `python -m mutants --engine`), else the one
+    --impl names, else both with PAGED_ENGINES=1; otherwise none (they would only cost a gate of another
+    implementation time)."""
+    only = os.environ.get("PAGED_ENGINE_ONLY")
+    if only:
+        return {only}
+    if harness.impl_name() in ADAPTERS:
+        return {harness.impl_name()}
+    return set(ADAPTERS) if os.environ.get("PAGED_ENGINES") == "1" else set()
+
+
+if not wanted():  # one skip for the module, not one per test, when another implementation is gated
+    pytest.skip("the engine adapters' tests: run with --impl=vllm_v1 or nano_vllm, or PAGED_ENGINES=1", allow_module_level=True)
+
+
+def adapter(name: str) -> Any:
+    if name not in wanted():
+        pytest.skip(f"the {name} adapter's tests run with --impl={name} or PAGED_ENGINES=1")
+    if str(ENGINES) not in sys.path:
+        sys.path.insert(0, str(ENGINES))
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        pytest.skip(f"{name}: engine not installed ({exc})")
+
+
+WANTED = wanted()
+
+
+@pytest.fixture(params=sorted(WANTED, reverse=True))
+def engine(request: pytest.FixtureRequest) -> Any:
+    return adapter(request.param)
+
+
+def kv(t: int, value: float = 1.0, h: int = 1, d: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    k = (np.arange(h * t * d, dtype=np.float32).reshape(h, t, d) + value).astype(np.float16)
+    return k, -k
+
+
+class Renaming:
+    """Model block id <-> implementation block id, bound while the model block is held or registered."""
+
+    def __init__(self) -> None:
+        self.to_impl: dict[int, int] = {}
+        self.to_model: dict[int, int] = {}
+
+    def check(self, model_table: list[int], impl_table: list[int], what: str) -> None:
+        assert len(model_table) == len(impl_table), f"{what}: table lengths {len(impl_table)} != {len(model_table)}"
+        for m, p in zip(model_table, impl_table):
+            if m in self.to_impl:
+                assert self.to_impl[m] == p, f"{what}: model block {m} is bound to {self.to_impl[m]}, the engine shows {p}"
+            else:
+                assert p not in self.to_model, f"{what}: block {p} is bound to model block {self.to_model[p]}, not {m}"
+                self.to_impl[m], self.to_model[p] = p, m
+
+    def release(self, alive: set[int]) -> None:
+        for m in [m for m in self.to_impl if m not in alive]:
+            del self.to_model[self.to_impl.pop(m)]
+
+
+def compare(cache: Any, model: ModelKVCache, names: Renaming, what: str) -> None:
+    assert cache.stats() == model.stats(), f"{what}: stats {cache.stats()} != {model.stats()}"
+    assert cache.num_free_blocks() == model.num_free_blocks(), what
+    for s in model.tables:
+        names.check(model.block_table(s).tolist(), cache.block_table(s).tolist(), f"{what}: table {s}")
+        for layer in range(model.n_layers):
+            assert cache.seq_len(s, layer) == model.seq_len(s, layer), f"{what}: seq_len({s}, {layer})"
+            for g, w in zip(cache.gather(s, layer), model.gather(s, layer)):
+                assert g.shape == w.shape and g.tobytes() == w.tobytes(), f"{what}: gather({s}, {layer})"
+    held = {b for t in model.tables.values() for b in t}
+    names.release(held | model.registered())
+
+
+def call(cache: Any, model: ModelKVCache, name: str, *args: Any) -> Any:
+    try:
+        want: Any = getattr(model, name)(*args)
+    except Exception as exc:  # noqa: BLE001 - the model's error is the expectation
+        want = exc
+    try:
+        got: Any = getattr(cache, name)(*args)
+    except Exception as exc:  # noqa: BLE001
+        got = exc
+    if isinstance(want, BaseException):
+        expected = type(want) if not isinstance(want, ModelOutOfBlocks) else type(cache).__module__
+        ok = isinstance(got, type(want)) if not isinstance(want, ModelOutOfBlocks) else type(got).__name__ == "OutOfBlocks"
+        assert ok, f"{name}{args[:2]}: model raised {want!r}, the engine gave {got!r} ({expected})"
+    else:
+        assert not isinstance(got, BaseException), f"{name}{args[:2]}: the engine raised {got!r}, the model gave {want!r}"
+        if name == "add_seq":
+            assert got == want, f"add_seq{args[:1]}: served {got}, the model {want}"
+    return got
+
+
+def session(mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = "shared") -> None:
+    rng = random.Random(seed)
+    geometry = (rng.randint(3, 12), rng.choice([1, 2, 3, 4]), rng.randint(1, 3), 1, 2)
+    cache = mod.PagedKVCache(*geometry, prefix_caching=prefix)
+    model = ModelKVCache(*geometry, prefix_caching=prefix)
+    names = Renaming()
+    bs = geometry[1]
+    live: list[int] = []
+    next_id = 0
+    stems = [[rng.randint(0, 3) for _ in range(4 * bs)] for _ in range(3)]
+    for step in range(steps):
+        op = rng.choice(["add", "add", "append", "append", "append", "append", "fork", "free", "extend"])
+        if op == "add" or not live:
+            sid, next_id = next_id, next_id + 1
+            if prompts == "unique":
+                tokens = [100 * sid + i for i in range(rng.randint(0, 3 * bs))]
+            else:
+                tokens = rng.choice(stems)[: rng.randint(0, 4 * bs)] + [rng.randint(0, 3) for _ in range(rng.randint(0, bs))]
+            call(cache, model, "add_seq", sid, tokens)
+            live.append(sid)
+        elif op == "append":
+            sid = rng.choice(live)
+            layer = rng.randrange(geometry[2])
+            t = rng.randint(1, 2 * bs + 1)
+            if prefix:
+                need = model.seq_len(sid, layer) + t - len(model.declared[sid])
+                if need > 0:
+                    call(cache, model, "extend", sid, [rng.randint(0, 3) if prompts == "shared" else 1000 + step for _ in range(need)])
+            k, v = kv(t, float(step))
+            call(cache, model, "append", sid, layer, k, v)
+        elif op == "fork" and prompts == "shared":
+            sid, next_id = next_id, next_id + 1
+            call(cache, model, "fork", rng.choice(live), sid)
+            live.append(sid)
+        elif op == "free":
+            sid = rng.choice(live)
+            live.remove(sid)
+            call(cache, model, "free", sid)
+        elif op == "extend":
+            call(cache, model, "extend", rng.choice(live), [rng.randint(0, 3) if prompts == "shared" else 1000 + step])
+        compare(cache, model, names, f"seed {seed} step {step} ({op})")
+        if prefix and duplicated(model):
+            return  # a second block under a registered key: vLLM keeps both (duplicates=keep), the oracle one
+
+
+def duplicated(model: ModelKVCache) -> bool:
+    """Whether some live sequence holds a full block whose key names another block."""
+    bs = model.block_size
+    for s, table in model.tables.items():
+        full = min(model.seq_len(s, layer) for layer in range(model.n_layers)) // bs
+        for i in range(full):
+            entry = model.registry.get(tuple(model.declared[s][: (i + 1) * bs]))
+            if entry is not None and entry[0] != table[i]:
+                return True
+    return False
+
+
+# -- random sessions against the oracle ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_no_prefix_caching_matches_the_oracle_up_to_renaming(engine: Any, seed: int) -> None:
+    session(engine, seed, prefix=False)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_vllm_prefix_caching_unique_prompts_matches_the_oracle(seed: int) -> None:
+    """Prompts that share no block and no fork: no duplicate keys, so vLLM's `keep` and the oracle's `first` agree."""
+    session(adapter("vllm_v1"), seed, prefix=True, prompts="unique")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_vllm_prefix_caching_shared_prompts_matches_the_oracle_until_a_duplicate(seed: int) -> None:
+    """Prompts sharing prefixes, forks: hits, evictions, copy on write; compared until the first duplicate key."""
+    session(adapter("vllm_v1"), seed, prefix=True, prompts="shared")
+
+
+# -- the engines' measured policies --------------------------------------------------------------
+
+
+def test_vllm_block_zero_is_reserved_and_ids_are_shifted() -> None:
+    mod = adapter("vllm_v1")
+    c = mod.PagedKVCache(4, 2, 1, 1, 2)
+    assert c.num_free_blocks() == 4
+    c.add_seq(0)
+    c.append(0, 0, *kv(8))
+    assert c.block_table(0).tolist() == [0, 1, 2, 3]  # engine blocks 1..4
+    with pytest.raises(mod.OutOfBlocks):
+        c.append(0, 0, *kv(1))
+
+
+def test_vllm_free_order_lifo_for_unhashed_blocks() -> None:
+    """Caching off: a request's blocks are freed tail first to the front: the next takes its last block."""
+    mod = adapter("vllm_v1")
+    c = mod.PagedKVCache(8, 4, 1, 1, 2)
+    c.add_seq(0)
+    c.append(0, 0, *kv(12))
+    assert c.block_table(0).tolist() == [0, 1, 2]
+    c.free(0)
+    c.add_seq(1)
+    c.append(1, 0, *kv(4))
+    assert c.block_table(1).tolist() == [2]  # ENGINES.md: the queue is [3, 2, 1, ...] in engine ids
+
+
+def test_vllm_duplicates_keep_both_blocks_registered() -> None:
+    """Two sequences fill the same prompt at once: both blocks are registered (duplicates=keep);
+    the oracle keeps only the first, so its second block is free on release, vLLM's is cached."""
+    mod = adapter("vllm_v1")
+    c = mod.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
+    prompt = [1, 2, 3, 4, 5]
+    for s in (0, 1):
+        assert c.add_seq(s, prompt) == 0
+    for s in (0, 1):
+        c.append(s, 0, *kv(5))
+    first = c.block_table(0).tolist()
+    c.free(1)
+    assert c.stats()["cached"] == 2  # the oracle: 0 (duplicates=first: seq 1's blocks were never registered)
+    c.free(0)
+    assert c.stats()["cached"] == 4  # the oracle: 2
+    assert c.add_seq(2, prompt) == 4
+    assert c.block_table(2).tolist() == first[:2]  # a hit takes the block registered first
+
+
+def test_vllm_cached_blocks_evicted_after_free_ones_in_release_order() -> None:
+    mod = adapter("vllm_v1")
+    c = mod.PagedKVCache(4, 1, 1, 1, 2, prefix_caching=True)
+    c.add_seq(0, [7, 8, 9])
+    c.append(0, 0, *kv(2))  # blocks 0, 1 registered
+    c.free(0)  # tail first: block 1 cached first, then 0
+    assert c.stats() == {"free": 2, "used": 0, "cached": 2, "evictions": 0}
+    c.add_seq(1, [50, 51, 52])
+    c.append(1, 0, *kv(2))  # two free blocks, no eviction
+    assert c.stats()["evictions"] == 0
+    c.append(1, 0, *kv(1))  # evicts the cached block released first: block 1 (key [7, 8])
+    assert c.stats()["evictions"] == 1
+    c.add_seq(2, [7, 8, 9])
+    assert c.seq_len(2) == 1  # [7] still cached, [7, 8] evicted
+
+
+def test_nano_fork_forgets_keys_when_a_block_is_released() -> None:
+    """nano-vllm-fork 20260210's deallocate deletes the key of a released block (its fix for nano-vllm
+    #163): nothing is ever cached; a prefix is served only from a live sequence's blocks."""
+    mod = adapter("nano_vllm")
+    c = mod.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
+    c.add_seq(0, [1, 2, 3, 4, 5])
+    c.append(0, 0, *kv(5))
+    assert c.add_seq(1, [1, 2, 3, 4, 5]) == 4  # live blocks shared
+    c.free(0)
+    c.free(1)
+    assert c.stats() == {"free": 8, "used": 0, "cached": 0, "evictions": 0}  # the oracle: 2 cached
+    assert c.add_seq(2, [1, 2, 3, 4, 5]) == 0  # the oracle: 4
+
+
+def test_nano_serves_a_whole_block_aligned_prompt() -> None:
+    """nano-vllm #144, still in nano-vllm-fork 20260210: a prompt that is all cached and block-aligned
+    is served whole (4 of 4 positions), leaving no token to compute; the contract serves at most len - 1."""
+    mod = adapter("nano_vllm")
+    c = mod.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
+    c.add_seq(0, [1, 2, 3, 4])
+    c.append(0, 0, *kv(4))
+    assert c.add_seq(1, [1, 2, 3, 4]) == 4  # the oracle: 2
+
+
+def test_nano_release_order_single_queue() -> None:
+    mod = adapter("nano_vllm")
+    c = mod.PagedKVCache(6, 2, 1, 1, 2)
+    c.add_seq(0)
+    c.append(0, 0, *kv(6))
+    assert c.block_table(0).tolist() == [0, 1, 2]
+    c.free(0)  # tail first, each to the back: the deque is [3, 4, 5, 2, 1, 0]
+    c.add_seq(1)
+    c.append(1, 0, *kv(8))
+    assert c.block_table(1).tolist() == [3, 4, 5, 2]
+
+
+def test_nano_duplicates_newest() -> None:
+    """A key registered again moves to the newest block: a later hit takes the second sequence's block."""
+    mod = adapter("nano_vllm")
+    c = mod.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
+    for s in (0, 1):
+        c.add_seq(s, [1, 2, 3])
+    for s in (0, 1):
+        c.append(s, 0, *kv(3, float(s)))
+    assert c.add_seq(2, [1, 2, 3]) == 2
+    assert c.block_table(2).tolist() == c.block_table(1).tolist()[:1]
+
+
+# -- contract properties whatever the policy (the engines' field bugs 8 and 13 break them) ---------
+
+
+def test_tokens_differing_above_8_bits_never_hit(engine: Any) -> None:
+    """A hit compares token ids exactly: [257, 258, 259] never takes [1, 2, 3]'s blocks, live or cached."""
+    c = engine.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
+    c.add_seq(0, [1, 2, 3])
+    c.append(0, 0, *kv(3))
+    assert c.add_seq(1, [257, 258, 259]) == 0
+    c.free(0)
+    assert c.add_seq(2, [257, 258, 259, 260]) == 0
+
+
+def test_a_block_reused_under_another_prefix_is_never_served_for_the_old_one(engine: Any) -> None:
+    """Block A holds [1, 2] at the start of a prompt; released, then taken for [1, 2] after another prefix.
+    A later prompt starting [1, 2] may be served only the K/V written under that very prefix."""
+    c = engine.PagedKVCache(3, 2, 1, 1, 2, prefix_caching=True)
+    c.add_seq(0, [1, 2, 5])
+    k0, v0 = kv(3, 10.0)
+    c.append(0, 0, k0, v0)
+    c.free(0)
+    c.add_seq(1, [9, 9, 8, 8, 1, 2, 7])
+    c.append(1, 0, *kv(6, 50.0))
+    c.free(1)
+    served = c.add_seq(2, [1, 2, 3])
+    assert served in (0, 2)
+    if served:
+        k, v = c.gather(2, 0)
+        assert k.tobytes() == k0[:, :2].tobytes() and v.tobytes() == v0[:, :2].tobytes(), "served K/V of another prefix"
+
+
+# Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.
+for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" not in WANTED]:
+    del globals()[_name]
+for _name in [n for n in globals() if n.startswith("test_nano_") and "nano_vllm" not in WANTED]:
+    del globals()[_name]
