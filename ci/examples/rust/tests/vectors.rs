@@ -253,10 +253,13 @@ fn replay_all(mode: &str, make: fn() -> Driver) {
 
     // Notes go straight to stderr, past the test harness's capture, so skips are always seen.
     let mut stderr = std::io::stderr();
-    let (mut passed, mut skipped, mut failures) = (0, 0, Vec::new());
+    // A file written for another profile value is not skipped: another file of the same vector,
+    // written for this port's value, is replayed. Only what the port cannot be sent is a skip.
+    let (mut passed, mut skipped, mut other_profile, mut failures) = (0, 0, 0, Vec::new());
     for file in &files {
         match replay(file, make()) {
             Ok(None) => passed += 1,
+            Ok(Some(reason)) if reason.starts_with("its answers need") => other_profile += 1,
             Ok(Some(reason)) => {
                 skipped += 1;
                 let _ = writeln!(stderr, "{mode}: skipped {}: {reason}", file.display());
@@ -266,9 +269,10 @@ fn replay_all(mode: &str, make: fn() -> Driver) {
     }
     let _ = writeln!(
         stderr,
-        "{mode}: {passed} passed, {skipped} skipped, {} failed of {} transcripts",
+        "{mode}: {passed} passed, {skipped} skipped, {} failed of {} transcripts \
+         ({other_profile} more are written for other profile values; this port's file of each of those vectors is among the passed)",
         failures.len(),
-        files.len()
+        files.len() - other_profile
     );
     assert!(failures.is_empty(), "{mode}: {} transcripts failed:\n{}", failures.len(), failures.join("\n"));
 }
