@@ -1,8 +1,8 @@
 """The engine adapters (ci/examples/engines) against the oracle, block ids compared up to renaming.
 
-Until the suite's own renaming (`--profile allocation=any`) lands, these are the adapters'
-direct tests: scripted sessions with the engines' measured policies pinned by hand, and random
-sessions compared with `oracle.ModelKVCache` on everything but the ids themselves. Skipped when
+The adapters' direct tests: scripted sessions with the engines' measured policies pinned by
+hand, and random sessions compared with `oracle.ModelKVCache` under each adapter's profile, block
+tables up to the renaming of `oracle.renaming`. Skipped when
 an engine is not installed (pip install -e '.[engines]' and the engines with --no-deps, see
 ci/engines). They import the adapters directly, and run only for the adapter --impl names (or both
 with PAGED_ENGINES=1, or the one PAGED_ENGINE_ONLY names), so gating another implementation skips them.
@@ -23,6 +23,8 @@ import pytest
 import harness
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
+from oracle.profile import parse as parse_profile
+from oracle.renaming import BlockNames
 
 ENGINES = Path(__file__).resolve().parent.parent / "ci" / "examples" / "engines"
 
@@ -70,38 +72,20 @@ def kv(t: int, value: float = 1.0, h: int = 1, d: int = 2) -> tuple[np.ndarray, 
     return k, -k
 
 
-class Renaming:
-    """Model block id <-> implementation block id, bound while the model block is held or registered."""
-
-    def __init__(self) -> None:
-        self.to_impl: dict[int, int] = {}
-        self.to_model: dict[int, int] = {}
-
-    def check(self, model_table: list[int], impl_table: list[int], what: str) -> None:
-        assert len(model_table) == len(impl_table), f"{what}: table lengths {len(impl_table)} != {len(model_table)}"
-        for m, p in zip(model_table, impl_table):
-            if m in self.to_impl:
-                assert self.to_impl[m] == p, f"{what}: model block {m} is bound to {self.to_impl[m]}, the engine shows {p}"
-            else:
-                assert p not in self.to_model, f"{what}: block {p} is bound to model block {self.to_model[p]}, not {m}"
-                self.to_impl[m], self.to_model[p] = p, m
-
-    def release(self, alive: set[int]) -> None:
-        for m in [m for m in self.to_impl if m not in alive]:
-            del self.to_model[self.to_impl.pop(m)]
-
-
-def compare(cache: Any, model: ModelKVCache, names: Renaming, what: str) -> None:
+def compare(cache: Any, model: ModelKVCache, names: BlockNames, seen: list[int], what: str) -> None:
+    """Every observable equal to the model's, block tables up to the renaming (names bound for each block's lifetime)."""
+    for block in model.ended[seen[0] :]:
+        names.release(block)
+    seen[0] = len(model.ended)
     assert cache.stats() == model.stats(), f"{what}: stats {cache.stats()} != {model.stats()}"
     assert cache.num_free_blocks() == model.num_free_blocks(), what
     for s in model.tables:
-        names.check(model.block_table(s).tolist(), cache.block_table(s).tolist(), f"{what}: table {s}")
+        problem = names.check(f"{what}: block_table({s})", cache.block_table(s).tolist(), model.block_table(s).tolist())
+        assert problem is None, problem
         for layer in range(model.n_layers):
             assert cache.seq_len(s, layer) == model.seq_len(s, layer), f"{what}: seq_len({s}, {layer})"
             for g, w in zip(cache.gather(s, layer), model.gather(s, layer)):
                 assert g.shape == w.shape and g.tobytes() == w.tobytes(), f"{what}: gather({s}, {layer})"
-    held = {b for t in model.tables.values() for b in t}
-    names.release(held | model.registered())
 
 
 def call(cache: Any, model: ModelKVCache, name: str, *args: Any) -> Any:
@@ -128,8 +112,8 @@ def session(mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = 
     rng = random.Random(seed)
     geometry = (rng.randint(3, 12), rng.choice([1, 2, 3, 4]), rng.randint(1, 3), 1, 2)
     cache = mod.PagedKVCache(*geometry, prefix_caching=prefix)
-    model = ModelKVCache(*geometry, prefix_caching=prefix)
-    names = Renaming()
+    model = ModelKVCache(*geometry, prefix_caching=prefix, profile=parse_profile(mod.PROFILE))
+    names, seen = BlockNames(), [0]
     bs = geometry[1]
     live: list[int] = []
     next_id = 0
@@ -164,21 +148,7 @@ def session(mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = 
             call(cache, model, "free", sid)
         elif op == "extend":
             call(cache, model, "extend", rng.choice(live), [rng.randint(0, 3) if prompts == "shared" else 1000 + step])
-        compare(cache, model, names, f"seed {seed} step {step} ({op})")
-        if prefix and duplicated(model):
-            return  # a second block under a registered key: vLLM keeps both (duplicates=keep), the oracle one
-
-
-def duplicated(model: ModelKVCache) -> bool:
-    """Whether some live sequence holds a full block whose key names another block."""
-    bs = model.block_size
-    for s, table in model.tables.items():
-        full = min(model.seq_len(s, layer) for layer in range(model.n_layers)) // bs
-        for i in range(full):
-            entry = model.registry.get(tuple(model.declared[s][: (i + 1) * bs]))
-            if entry is not None and entry[0] != table[i]:
-                return True
-    return False
+        compare(cache, model, names, seen, f"seed {seed} step {step} ({op})")
 
 
 # -- random sessions against the oracle ---------------------------------------------------------
@@ -191,13 +161,13 @@ def test_no_prefix_caching_matches_the_oracle_up_to_renaming(engine: Any, seed: 
 
 @pytest.mark.parametrize("seed", range(25))
 def test_vllm_prefix_caching_unique_prompts_matches_the_oracle(seed: int) -> None:
-    """Prompts that share no block and no fork: no duplicate keys, so vLLM's `keep` and the oracle's `first` agree."""
+    """Prompts that share no block and no fork: no duplicate keys."""
     session(adapter("vllm_v1"), seed, prefix=True, prompts="unique")
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_vllm_prefix_caching_shared_prompts_matches_the_oracle_until_a_duplicate(seed: int) -> None:
-    """Prompts sharing prefixes, forks: hits, evictions, copy on write; compared until the first duplicate key."""
+def test_vllm_prefix_caching_shared_prompts_matches_the_oracle(seed: int) -> None:
+    """Prompts sharing prefixes, forks: hits, evictions, copy on write, duplicate keys (the oracle under vLLM's profile)."""
     session(adapter("vllm_v1"), seed, prefix=True, prompts="shared")
 
 
