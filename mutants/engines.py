@@ -15,12 +15,9 @@ The way --rust works for the Rust port, with the engine's installed source in pl
 4. Verdicts as runner.py: a failed test is `killed` (by the first one), exit 0 `survived`,
    anything else `error`.
 
-Tests (arguments after `--` replace them): by default the adapter's direct tests,
-tests/test_engines.py (this engine's only), which compare with the oracle up to a renaming of block
-ids and so hold under the engine's profile. The rest of the suite compares ids exactly until it has
-`--profile`, so a kill there could be an id-order artefact; once it has, `--engine-profile` runs the
-whole suite (`tests`) with `--profile=PROFILE` (the adapter's) and ADAPTER.xfails (the clean engine's
-real differences), which then counts. Without it the xfails list is ADAPTER.before-profiles.xfails.
+Tests (arguments after `--` replace them): the whole suite (`tests`), under the profile the adapter
+declares (its PROFILE: block ids compared up to a renaming, the oracle taking the engine's choices),
+with ADAPTER.xfails (the clean engine's real differences) listed.
 """
 
 from __future__ import annotations
@@ -143,10 +140,6 @@ def module_names(files: list[str]) -> str:
     return ",".join(f.removesuffix(".py").replace("/", ".").removesuffix(".__init__") for f in files)
 
 
-def xfails_file(engine: Engine, with_profile: bool) -> Path:
-    name = f"{engine.adapter}.xfails" if with_profile else f"{engine.adapter}.before-profiles.xfails"
-    return ADAPTERS / name
-
 
 def run(root: Path, engine: Engine, modules: str, args: argparse.Namespace, pytest_args: list[str], timeout: float | None) -> tuple[int | None, str, Path, float]:
     junit, report, first = root / "junit.xml", root / "guard-report.txt", root / "first-failure.txt"
@@ -167,15 +160,12 @@ def run(root: Path, engine: Engine, modules: str, args: argparse.Namespace, pyte
     )
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("CI", None)
-    profile = []
-    if args.engine_profile:
-        adapter = importlib.import_module(engine.adapter)
-        profile = [f"--profile={adapter.PROFILE}"]
-    xfails = xfails_file(engine, args.engine_profile)
+    profile = [f"--profile={importlib.import_module(engine.adapter).PROFILE}"]
+    xfails = ADAPTERS / f"{engine.adapter}.xfails"
     cmd = [
         sys.executable, "-m", "pytest", "-x", "-p", "no:cacheprovider", "-n", str(args.inner_jobs), "-q", "--no-header",
         "-p", "_engine_guard", f"--impl={engine.adapter}", f"--junitxml={junit}", *profile,
-        *([f"--xfails={xfails}"] if xfails.exists() else []), *(pytest_args or (["tests"] if args.engine_profile else ["tests/test_engines.py"])),
+        *([f"--xfails={xfails}"] if xfails.exists() else []), *(pytest_args or ["tests"]),
     ]
     start = time.monotonic()
     try:
@@ -214,7 +204,6 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--inner-jobs", type=int, default=0, help="pytest -n inside each mutant run (default 0)")
     parser.add_argument("--json", metavar="PATH")
     parser.add_argument("--timeout", type=float, default=0.0)
-    parser.add_argument("--engine-profile", action="store_true", help="run with --profile=<the adapter's PROFILE> and ADAPTER.xfails (needs the suite's --profile)")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args(argv)
     engine = ENGINES[args.engine]
