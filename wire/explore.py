@@ -1,0 +1,943 @@
+"""Bounded exhaustive checking (issue 21): every call sequence up to depth K on tiny pools.
+
+`explore(port, geometry, depth)` walks, breadth first, every sequence of at most `depth`
+calls on one tiny geometry, making each call on the oracle (`oracle.ModelKVCache`) and on
+the implementation under test, and after each call compares the result or the error kind
+and every observable: stats, the free count, every live table, every layer's length and
+every layer's gather (bit exact). States are deduplicated by the model's observable state
+(tables, lengths, data, declared tokens, the prefix registry and the cached order; block ids
+renamed by order of first appearance under `allocation=any`). Breadth first, so the first
+failure found is a shortest failing call sequence within the bound; `Failure.transcript()`
+writes it in the port's terms, as the wire requests with the oracle's answers.
+
+The calls: add_seq, fork, append with T from 1 to B + 1 in every layer, free, close, and the
+error table's bad inputs that a driver can be sent: a bad layer (L and -1), a live child (and
+a fork onto itself), unknown ids (every verb that takes one), bad shapes (2-D, k and v shapes
+differ, wrong H, wrong D), T = 0, and every call after close. With prefix caching: prompts over
+a two-token vocabulary, extend by one token, negative tokens, and eviction (the pools are tiny).
+
+Cloning instead of replaying from the root: a Python module's cache is deep-copied (a cache
+that cannot be is rebuilt by replaying its path); a driver holds one cache per state of the
+frontier, by handle, and a copy is made by replaying the path into a new handle. An error
+leaves a correct cache as it was, so a call the model refuses is made on the state's own
+cache, with no copy (and a cache that did change is a failure, which ends the walk).
+
+Tables are compared through one function, `check_tables` (exact by default; `renaming` for
+allocation=any), so that another checker can be plugged in.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .codec import call_fields, format_list, format_payload, format_stats, parse_list
+
+Action = tuple[Any, ...]  # ("append", seq, layer, T), ("fork", parent, child), ...
+Tables = Mapping[int, Sequence[int]]
+# check_tables(want, got, carry, released) -> (what differs or None, the carry for the next step).
+# want: the oracle's tables of the live sequences, got: the port's; carry: what the checker keeps
+# along one path (None at the root); released: the oracle's block ids whose lifetime ended in this call.
+TableCheck = Callable[[Tables, Tables, Any, Sequence[int]], tuple["str | None", Any]]
+
+
+# -- geometries and actions --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Geometry:
+    num_blocks: int
+    block_size: int
+    n_layers: int
+    n_kv_heads: int
+    d_head: int
+    prefix_caching: bool = False
+    seq_ids: tuple[int, ...] = (0, 1, 2)
+    vocab: int = 2  # prefix caching: token ids 0 .. vocab-1
+    max_prompt: int = -1  # prefix caching: prompts of length 0 .. max_prompt (default B + 1)
+
+    @property
+    def sizes(self) -> tuple[int, int, int, int, int]:
+        return (self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head)
+
+    def __str__(self) -> str:
+        n, b, l, h, d = self.sizes
+        return f"N={n} B={b} L={l} H={h} D={d}" + (" prefix_caching" if self.prefix_caching else "")
+
+    def prompts(self) -> list[tuple[int, ...]]:
+        top = self.block_size + 1 if self.max_prompt < 0 else self.max_prompt
+        return [p for n in range(top + 1) for p in itertools.product(range(self.vocab), repeat=n)]
+
+
+# The geometries `ci/gate --exhaustive` walks: the issue's (N=3, B=2, L=2, H=D=1, 3 sequence ids);
+# two heads and two dims, so a head or a dimension in the wrong place shows; and prefix caching
+# on a pool small enough that eviction comes within a few calls.
+GEOMETRIES: tuple[Geometry, ...] = (
+    Geometry(3, 2, 2, 1, 1),
+    Geometry(2, 2, 1, 2, 2, seq_ids=(0, 1)),
+    Geometry(2, 2, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1)),
+)
+BAD_CHUNKS = ("2-D", "shapes differ", "wrong H", "wrong D", "T = 0")
+
+
+def actions(model: Any, g: Geometry) -> list[Action]:
+    """Every call tried from this state: the valid ones and the error table's bad inputs."""
+    ids = g.seq_ids
+    if model.closed:
+        after = [("add_seq", ids[0]), ("fork", ids[0], ids[1]), ("append", ids[0], 0, 1), ("gather", ids[0], 0),
+                 ("seq_len", ids[0], 0), ("block_table", ids[0]), ("free", ids[0]), ("stats",), ("num_free_blocks",),
+                 ("close",)]
+        return after + ([("extend", ids[0], (0,))] if g.prefix_caching else [])
+    live = [s for s in ids if s in model.tables]
+    dead = [s for s in ids if s not in model.tables]
+    out: list[Action] = []
+    for s in dead:  # a new sequence; with prefix caching, one for each prompt
+        out += [("add_seq", s, p) for p in g.prompts()] if g.prefix_caching else [("add_seq", s)]
+    out += [("add_seq", s) for s in live]  # a live id added again
+    for p in ids:  # every fork of one id onto another: the child live or not, the parent unknown or not
+        for c in ids:
+            if p != c and not (p in dead and c in live):  # never two faults in one call (their order is not pinned)
+                out.append(("fork", p, c))
+    out += [("fork", s, s) for s in live]  # onto itself: a live child
+    for s in live:
+        out += [("append", s, layer, t) for layer in range(g.n_layers) for t in range(1, g.block_size + 2)]
+        if g.prefix_caching:
+            out += [("extend", s, (tok,)) for tok in range(g.vocab)]
+    out += [("free", s) for s in ids]
+    for s in dead:  # an unknown id, for every verb that takes one
+        out += [("append", s, 0, 1), ("gather", s, 0), ("seq_len", s, 0), ("block_table", s)]
+        if g.prefix_caching:
+            out.append(("extend", s, (0,)))
+    if live:  # bad layers, shapes and tokens, on a live sequence (the first)
+        s = live[0]
+        out += [("append", s, g.n_layers, 1), ("append", s, -1, 1), ("gather", s, g.n_layers), ("seq_len", s, -1)]
+        out += [("bad_chunk", s, kind) for kind in BAD_CHUNKS]
+        if g.prefix_caching:
+            out.append(("extend", s, (-1,)))
+    if g.prefix_caching and dead:
+        out.append(("add_seq", dead[0], (0, -1)))
+    out.append(("close",))
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def chunk(g: Geometry, seq: int, layer: int, pos: int, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (k, v) an append of T positions from `pos` sends: v = -k; read-only, shared by every call that sends it."""
+    k = value(g, seq, layer, pos, t)
+    v = -k
+    k.setflags(write=False)
+    v.setflags(write=False)
+    return k, v
+
+
+def value(g: Geometry, seq: int, layer: int, pos: int, t: int) -> np.ndarray:
+    """K of T positions from `pos` written by `seq` into `layer`: a distinct float16 value for every
+    (seq, layer, position, head, dim), exact in float16 (all below 2048)."""
+    h, d = g.n_kv_heads, g.d_head
+    base = ((seq % 4) * g.n_layers + layer) * 64 + np.arange(pos, pos + t) % 64  # [T]
+    grid = (base[None, :, None] * h + np.arange(h)[:, None, None]) * d + np.arange(d)[None, None, :]
+    return (1 + grid % 2047).astype(np.float16)
+
+
+def concrete(action: Action, model: Any, g: Geometry) -> tuple[str, tuple[Any, ...]]:
+    """The Python call (method, args) an action is in this state: an append's values depend on its position."""
+    verb = action[0]
+    h, d = g.n_kv_heads, g.d_head
+    if verb == "append":
+        _, s, layer, t = action
+        pos = len(model.tokens[s][layer]) if (not model.closed and s in model.tables and 0 <= layer < g.n_layers) else 0
+        return "append", (s, layer, *chunk(g, s, layer if 0 <= layer < g.n_layers else 0, pos, t))
+    if verb == "bad_chunk":
+        _, s, kind = action
+        shapes = {"2-D": ((h, 1), (h, 1)), "shapes differ": ((h, 1, d), (h, 2, d)), "wrong H": ((h + 1, 1, d),) * 2,
+                  "wrong D": ((h, 1, d + 1),) * 2, "T = 0": ((h, 0, d),) * 2}[kind]
+        return "append", (s, 0, np.ones(shapes[0], np.float16), np.ones(shapes[1], np.float16))
+    if verb in ("add_seq", "extend") and len(action) == 3:
+        return verb, (action[1], list(action[2]))
+    return verb, tuple(action[1:])
+
+
+def describe(action: Action) -> str:
+    verb = action[0]
+    if verb == "append":
+        return f"append({action[1]}, {action[2]}, T={action[3]})"
+    if verb == "bad_chunk":
+        return f"append({action[1]}, 0, bad chunk: {action[2]})"
+    if verb in ("add_seq", "extend") and len(action) == 3:
+        return f"{verb}({action[1]}, {list(action[2])})"
+    return f"{verb}({', '.join(map(str, action[1:]))})"
+
+
+# -- the model: cloning, errors, the state key ---------------------------------------------------
+
+
+def clone_model(model: Any) -> Any:
+    """A copy of a ModelKVCache that shares only what never changes (its float16 token arrays and the
+    registry's data); any attribute it does not know is deep-copied."""
+    new = object.__new__(type(model))
+    for name, val in model.__dict__.items():
+        if name == "tokens":
+            val = {s: [list(layer) for layer in layers] for s, layers in val.items()}
+        elif name in ("tables", "declared"):
+            val = {s: list(x) for s, x in val.items()}
+        elif name == "registry":
+            val = dict(val)
+        elif name == "cached":
+            val = list(val)
+        elif not isinstance(val, (int, float, str, bool, tuple, type(None))):
+            val = copy.deepcopy(val)
+        new.__dict__[name] = val
+    return new
+
+
+def error_kind(exc: BaseException, out_of_blocks: type[BaseException]) -> str:
+    """The wire's KIND of an exception (and type_error, which has no wire form)."""
+    if isinstance(exc, out_of_blocks):
+        return "out_of_blocks"
+    if isinstance(exc, KeyError):
+        return "unknown_sequence"
+    if isinstance(exc, ValueError):
+        return "invalid_argument"
+    if isinstance(exc, TypeError):
+        return "type_error"
+    return f"internal ({type(exc).__name__}: {exc})"
+
+
+def model_blocks(model: Any) -> set[int]:
+    """The oracle's blocks in a lifetime: held by a table, or registered."""
+    held = {b for table in model.tables.values() for b in table}
+    return held | {b for b, _ in model.registry.values()}
+
+
+def renaming_of(model: Any) -> dict[int, int]:
+    """Block ids renamed 0, 1, 2, ... by order of first appearance: tables (by sequence id), registry, cached."""
+    names: dict[int, int] = {}
+    for s in sorted(model.tables):
+        for b in model.tables[s]:
+            names.setdefault(b, len(names))
+    for key in sorted(model.registry):
+        names.setdefault(model.registry[key][0], len(names))
+    return names
+
+
+def model_gather(model: Any, s: int, layer: int) -> tuple[tuple[bytes, tuple[int, int, int]], tuple[bytes, tuple[int, int, int]]]:
+    """The raw bits (C order) and shape of the model's gather(s, layer), K then V: its tokens joined
+    (with one head, no stacking is needed)."""
+    toks = model.tokens[s][layer]
+    shape = (model.n_kv_heads, len(toks), model.d_head)
+    if model.n_kv_heads == 1:
+        return (b"".join(k.tobytes() for k, _ in toks), shape), (b"".join(v.tobytes() for _, v in toks), shape)
+    k, v = model.gather(s, layer)
+    return (k.tobytes(), shape), (v.tobytes(), shape)
+
+
+def layer_bytes(layer: list[tuple[np.ndarray, np.ndarray]]) -> bytes:
+    return b"".join(k.tobytes() + v.tobytes() for k, v in layer)
+
+
+def state_key(model: Any, canonical: bool) -> Any:
+    """The model's observable state, hashable; block ids renamed first when `canonical`."""
+    if model.closed:
+        return ("closed",)
+    names = renaming_of(model) if canonical else None
+
+    def rename(b: int) -> int:
+        return names[b] if names is not None else b
+
+    seqs = tuple(
+        (s, tuple(rename(b) for b in model.tables[s]), tuple(layer_bytes(layer) for layer in model.tokens[s]), tuple(model.declared[s]))
+        for s in sorted(model.tables)
+    )
+    registry = tuple(sorted((key, rename(b), tuple(layer_bytes(layer) for layer in data)) for key, (b, data) in model.registry.items()))
+    return (seqs, registry, tuple(rename(b) for b in model.cached), model.evictions)
+
+
+# -- table checkers ---------------------------------------------------------------------------------
+
+
+def exact_tables(want: Tables, got: Tables, carry: Any, released: Sequence[int]) -> tuple[str | None, Any]:
+    """allocation=lowest-free: every table equal, id for id."""
+    for s in want:
+        if list(got[s]) != list(want[s]):
+            return f"block_table({s})={list(got[s])}, but should be {list(want[s])}", carry
+    return None, carry
+
+
+def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int]) -> tuple[str | None, Any]:
+    """allocation=any (PROFILES.md): tables equal up to a renaming of block ids, bound for each block's
+    lifetime. carry: (oracle id -> port id, port id -> oracle id), new dicts at every step."""
+    to_port, to_oracle = (dict(carry[0]), dict(carry[1])) if carry else ({}, {})
+    for m in released:
+        p = to_port.pop(m, None)
+        if p is not None:
+            to_oracle.pop(p, None)
+    for s in sorted(want):
+        w, g = list(want[s]), list(got[s])
+        if len(w) != len(g):
+            return f"block_table({s}) has {len(g)} entries, but should have {len(w)}", carry
+        for i, (m, p) in enumerate(zip(w, g)):
+            if m in to_port and to_port[m] != p:
+                return f"block_table({s})[{i}]={p}, but should be {to_port[m]} (the block oracle {m} is bound to)", carry
+            if m not in to_port and p in to_oracle:
+                return f"block_table({s})[{i}]={p}, a block that still holds other data (oracle block {to_oracle[p]})", carry
+            to_port[m], to_oracle[p] = p, m
+    return None, (to_port, to_oracle)
+
+
+# -- ports: a Python module, a driver ---------------------------------------------------------------
+#
+# A port makes calls in batches, so that a driver can be sent them pipelined:
+#   refused(cache, calls, live)   the calls the model refused, on the state's own cache, then one observation:
+#                                 (each call's (status, result or kind), the observation)
+#   succeeded(cache, path, items) the calls the model made, each on its own copy of the state (the last on
+#                                 the state's own cache); items are (method, args, live, keep): for each,
+#                                 ((status, result), observation, the copy if keep else None)
+# An observation is (every observable but the tables, in the port's own form, {seq: table}); `expect`
+# gives the first part from the model, in the same form.
+
+Call = tuple[str, tuple[Any, ...]]
+Observation = tuple[Any, dict[int, list[int]]]
+CLOSED: Sequence[int] = ("closed",)  # type: ignore[assignment]  # observe a closed cache
+
+
+class ModulePort:
+    """A Python module exporting PagedKVCache and OutOfBlocks; a state's cache is deep-copied (or, if
+    that fails or is not faithful, rebuilt by replaying its calls)."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        self.name = getattr(module, "__name__", "?")
+        self.can_copy = True
+        self.oob = module.OutOfBlocks
+
+    def new(self, g: Geometry) -> Any:
+        self.g = g
+        return self.module.PagedKVCache(*g.sizes, **({"prefix_caching": True} if g.prefix_caching else {}))
+
+    def copy(self, cache: Any, path: Sequence[Call]) -> Any:
+        if self.can_copy:
+            try:
+                return copy.deepcopy(cache)
+            except Exception:  # noqa: BLE001 - a cache that cannot be copied is rebuilt instead
+                self.can_copy = False
+        fresh = self.new(self.g)
+        for method, args in path:
+            self.call(fresh, method, args)
+        return fresh
+
+    def discard(self, cache: Any) -> None:
+        pass
+
+    def call(self, cache: Any, method: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+        try:
+            result = getattr(cache, method)(*args)
+        except Exception as exc:  # noqa: BLE001 - every error is compared by kind
+            return "err", error_kind(exc, self.oob)
+        return "ok", ((0 if result is None else int(result)) if method == "add_seq" else None)
+
+    def refused(self, cache: Any, calls: Sequence[Call], live: Sequence[int]) -> tuple[list[tuple[str, Any]], Observation]:
+        answers = [self.call(cache, method, args) for method, args in calls]
+        return answers, self.observe(cache, live)
+
+    def succeeded(self, cache: Any, path: Sequence[Call], items: Sequence[tuple[str, tuple[Any, ...], Sequence[int], bool]]) -> list[tuple[tuple[str, Any], Observation, Any]]:
+        out = []
+        for n, (method, args, live, keep) in enumerate(items):
+            target = cache if n == len(items) - 1 else self.copy(cache, path)
+            answer = self.call(target, method, args)
+            out.append((answer, self.observe(target, live), target if keep else None))
+        return out
+
+    def observe(self, cache: Any, live: Sequence[int]) -> Observation:
+        if live is CLOSED:
+            return tuple(self.call(cache, m, ())[1] or "ok" for m in ("stats", "num_free_blocks")), {}
+        n_layers = self.g.n_layers
+        try:
+            stats = cache.stats()
+            rest: list[Any] = [tuple(int(stats[k]) for k in ("free", "used", "cached", "evictions")), int(cache.num_free_blocks())]
+            tables: dict[int, list[int]] = {}
+            for s in live:
+                table = cache.block_table(s)
+                tables[s] = table.tolist()
+                rest.append(table.dtype.char == "i" and table.dtype.itemsize == 4)
+                for layer in range(n_layers):
+                    rest.append(int(cache.seq_len(s, layer)))
+                    for arr in cache.gather(s, layer):
+                        rest.append((arr.shape, arr.dtype.char, arr.flags.c_contiguous, arr.tobytes()))
+        except Exception as exc:  # noqa: BLE001 - an observation that raises is a difference
+            return (f"raised {type(exc).__name__}: {exc}",), {}
+        return tuple(rest), tables
+
+    def expect(self, model: Any, live: Sequence[int]) -> Any:
+        if live is CLOSED:
+            return ("invalid_argument", "invalid_argument")
+        stats = model.stats()
+        rest: list[Any] = [tuple(stats[k] for k in ("free", "used", "cached", "evictions")), model.num_free_blocks()]
+        for s in live:
+            rest.append(True)
+            for layer in range(model.n_layers):
+                rest.append(model.seq_len(s, layer))
+                for raw, shape in model_gather(model, s, layer):
+                    rest.append((shape, "e", True, raw))
+        return tuple(rest)
+
+    def stop(self) -> None:
+        pass
+
+
+class DriverPort:
+    """A driver (`exec:CMD`): one process, a cache per frontier state, by handle; a copy is a new handle
+    with the state's calls replayed into it. The requests of a batch are pipelined (written together,
+    answered in order), and answers are compared as text."""
+
+    CHUNK = 256  # requests written at once: their answers stay far below a pipe's buffer
+
+    def __init__(self, spec: str, timeout: float = 30.0) -> None:
+        from .client import DriverProcess
+
+        self.spec = spec
+        self.process = DriverProcess(spec[len("exec:") :].strip(), timeout)
+        self.name = spec
+        self.capabilities = self.process.capabilities
+        self.handles = 0  # the handle the next `new` answers (PROTOCOL.md: 0, 1, 2, ...)
+        self.closing: list[str] = []  # closes of discarded caches, sent with the next batch
+
+    def exchange(self, lines: list[str]) -> list[str]:
+        """The answers to the lines, in order (pipelined)."""
+        lines = self.closing + lines
+        skip, self.closing = len(self.closing), []
+        process = self.process
+        out: list[str] = []
+        stdin = process.proc.stdin
+        assert stdin is not None
+        for at in range(0, len(lines), self.CHUNK):
+            chunk = lines[at : at + self.CHUNK]
+            if process.dead:
+                raise RuntimeError(f"driver {self.spec!r} is no longer usable ({process.dead})")
+            try:
+                stdin.write(("\n".join(chunk) + "\n").encode("ascii"))
+            except (BrokenPipeError, OSError):
+                process.fail(chunk[0], "could not be sent: the driver closed its input")
+            out += [process.read_line(line) for line in chunk]
+        return out[skip:]
+
+    def new_line(self, g: Geometry) -> tuple[str, int]:
+        self.g = g
+        handle, self.handles = self.handles, self.handles + 1
+        return "new " + " ".join(map(str, g.sizes)) + (" prefix_caching" if g.prefix_caching else ""), handle
+
+    def new(self, g: Geometry) -> int:
+        line, handle = self.new_line(g)
+        (answer,) = self.exchange([line])
+        if answer != f"ok {handle}":
+            raise RuntimeError(f"{line!r} answered {answer!r}, expected 'ok {handle}'")
+        return handle
+
+    @staticmethod
+    def line(handle: int, method: str, args: tuple[Any, ...]) -> str:
+        return f"{method} {handle} {' '.join(call_fields(method, *args))}".rstrip()
+
+    def discard(self, handle: int) -> None:
+        self.closing.append(f"close {handle}")
+
+    def observe_lines(self, handle: int, live: Sequence[int]) -> list[str]:
+        if live is CLOSED:
+            return [f"stats {handle}", f"num_free_blocks {handle}"]
+        lines = [f"stats {handle}", f"num_free_blocks {handle}"]
+        for s in live:
+            lines.append(f"block_table {handle} {s}")
+            for layer in range(self.g.n_layers):
+                lines += [f"seq_len {handle} {s} {layer}", f"gather {handle} {s} {layer}"]
+        return lines
+
+    def observation(self, answers: list[str], live: Sequence[int]) -> Observation:
+        if live is CLOSED:
+            return tuple(a.split(" ")[1] if a.startswith("err ") else a for a in answers), {}
+        rest = answers[:2]
+        tables: dict[int, list[int]] = {}
+        at = 2
+        for s in live:
+            answer = answers[at]
+            try:
+                tables[s] = parse_list(answer[3:]) if answer.startswith("ok ") else [-1]
+                rest.append("ok")
+            except Exception:  # noqa: BLE001 - an answer that does not parse is shown as it is
+                tables[s] = [-1]
+                rest.append(answer)
+            rest += answers[at + 1 : at + 1 + 2 * self.g.n_layers]
+            at += 1 + 2 * self.g.n_layers
+        return tuple(rest), tables
+
+    @staticmethod
+    def answer(method: str, response: str) -> tuple[str, Any]:
+        head, _, rest = response.partition(" ")
+        if head == "ok":
+            if method == "add_seq":
+                try:
+                    return "ok", int(rest)
+                except ValueError:
+                    return "ok", rest
+            return "ok", None
+        if head == "err":
+            return "err", rest.partition(" ")[0]
+        return "err", f"out of protocol: {response[:80]!r}"
+
+    def refused(self, handle: int, calls: Sequence[Call], live: Sequence[int]) -> tuple[list[tuple[str, Any]], Observation]:
+        lines = [self.line(handle, method, args) for method, args in calls] + self.observe_lines(handle, live)
+        answers = self.exchange(lines)
+        n = len(calls)
+        return [self.answer(m, a) for (m, _), a in zip(calls, answers[:n])], self.observation(answers[n:], live)
+
+    def succeeded(self, handle: int, path: Sequence[Call], items: Sequence[tuple[str, tuple[Any, ...], Sequence[int], bool]]) -> list[tuple[tuple[str, Any], Observation, Any]]:
+        lines: list[str] = []
+        spans = []
+        for n, (method, args, live, keep) in enumerate(items):
+            if n == len(items) - 1:
+                target = handle
+            else:
+                new, target = self.new_line(self.g)
+                lines.append(new)
+                lines += [self.line(target, m, a) for m, a in path]
+            at = len(lines)
+            lines.append(self.line(target, method, args))
+            lines += self.observe_lines(target, live)
+            spans.append((target, at, len(lines), n == len(items) - 1))
+            if not keep and target != handle:
+                lines.append(f"close {target}")
+        answers = self.exchange(lines)
+        out = []
+        for (method, args, live, keep), (target, at, end, last) in zip(items, spans):
+            if not last and answers[at - len(path) - 1] != f"ok {target}":
+                raise RuntimeError(f"new answered {answers[at - len(path) - 1]!r}, expected 'ok {target}' (handles must be 0, 1, 2, ...)")
+            out.append((self.answer(method, answers[at]), self.observation(answers[at + 1 : end], live), target if keep else None))
+        return out
+
+    def copy(self, handle: int, path: Sequence[Call]) -> int:
+        fresh = self.new(self.g)
+        self.exchange([self.line(fresh, m, a) for m, a in path])
+        return fresh
+
+    def call(self, handle: int, method: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+        return self.answer(method, self.exchange([self.line(handle, method, args)])[0])
+
+    def observe(self, handle: int, live: Sequence[int]) -> Observation:
+        return self.observation(self.exchange(self.observe_lines(handle, live)), live)
+
+    def expect(self, model: Any, live: Sequence[int]) -> Any:
+        if live is CLOSED:
+            return ("invalid_argument", "invalid_argument")
+        rest = [f"ok {format_stats(model.stats())}", f"ok {model.num_free_blocks()}"]
+        for s in live:
+            rest.append("ok")
+            for layer in range(model.n_layers):
+                (k, shape), (v, _) = model_gather(model, s, layer)
+                hexes = [np.frombuffer(x, "<u2").astype(">u2").tobytes().hex() or "-" for x in (k, v)]
+                rest += [f"ok {shape[1]}", f"ok {shape[1]} {hexes[0]} {hexes[1]}"]
+        return tuple(rest)
+
+    def stop(self) -> None:
+        if not self.process.dead and self.closing:
+            self.exchange([])
+        self.process.stop()
+
+
+def port_for(spec: str) -> ModulePort | DriverPort:
+    """`exec:CMD` is a driver; anything else names a Python module."""
+    if spec.startswith("exec:"):
+        return DriverPort(spec)
+    import importlib
+
+    return ModulePort(importlib.import_module(spec))
+
+
+# -- the walk ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Failure:
+    geometry: Geometry
+    path: list[Action]  # the calls, the last one the call after which something differs
+    what: str
+
+    @property
+    def calls(self) -> int:
+        return len(self.path)
+
+    def __str__(self) -> str:
+        return f"{self.calls} calls on {self.geometry}: {'; '.join(map(describe, self.path))}\n  {self.what}"
+
+    def transcript(self, impl: str = "") -> Any:
+        """The calls as wire requests, then every observation after the last one, with the oracle's answers."""
+        import oracle.as_impl
+        from oracle import ModelKVCache
+
+        from .record import Recorder
+
+        g = self.geometry
+        recorder = Recorder()
+        wrapped = recorder.wrap(oracle.as_impl)
+        kwargs = {"prefix_caching": True} if g.prefix_caching else {}
+        cache = wrapped.PagedKVCache(*g.sizes, **kwargs)
+        model = ModelKVCache(*g.sizes, **kwargs)
+        for action in self.path:
+            method, args = concrete(action, model, g)
+            for target in (model, cache):
+                try:
+                    getattr(target, method)(*args)
+                except Exception:  # noqa: BLE001 - refused calls are part of the trace
+                    pass
+        for method, args in observations(model):
+            try:
+                getattr(cache, method)(*args)
+            except Exception:  # noqa: BLE001
+                pass
+        meta = {"id": "exhaustive-failure", "comment": f"a shortest failing call sequence ({self.calls} calls on {g}): {self.what}"[:300]}
+        if impl:
+            meta["impl"] = impl
+        if g.prefix_caching:
+            meta["requires"] = "prefix_caching"
+        return recorder.transcript(meta, oracle.as_impl)
+
+
+def observations(model: Any) -> list[tuple[str, tuple[Any, ...]]]:
+    """The calls that observe a state, in the order the explorer makes them."""
+    if model.closed:
+        return [("stats", ()), ("num_free_blocks", ())]
+    out: list[tuple[str, tuple[Any, ...]]] = [("stats", ()), ("num_free_blocks", ())]
+    for s in sorted(model.tables):
+        out.append(("block_table", (s,)))
+        for layer in range(model.n_layers):
+            out += [("seq_len", (s, layer)), ("gather", (s, layer))]
+    return out
+
+
+@dataclass
+class Level:
+    depth: int
+    states: int  # distinct states reached with at most `depth` calls
+    transitions: int  # calls checked with at most `depth` calls
+    seconds: float
+
+
+@dataclass
+class Result:
+    geometry: Geometry
+    depth: int
+    states: int = 0
+    transitions: int = 0
+    seconds: float = 0.0
+    levels: list[Level] = field(default_factory=list)
+    failure: Failure | None = None
+    stopped: str = ""  # why the walk ended before its depth (a time limit), else ""
+    note: str = ""
+
+
+@dataclass
+class _Node:
+    model: Any
+    cache: Any
+    path: list[Action]
+    calls: list[tuple[str, tuple[Any, ...]]]
+    carry: Any
+
+
+class _Checker:
+    """What the model says of one call, and whether a port's answer and observation agree with it; the
+    expected observations are kept by state key."""
+
+    def __init__(self, port: ModulePort | DriverPort, g: Geometry, canonical: bool, check: TableCheck) -> None:
+        from oracle import OutOfBlocks as ModelOutOfBlocks
+
+        self.port, self.g, self.canonical, self.check = port, g, canonical, check
+        self.model_oob = ModelOutOfBlocks
+        self.expected: dict[Any, Any] = {}
+
+    def model_call(self, model: Any, method: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+        try:
+            result = getattr(model, method)(*args)
+        except Exception as exc:  # noqa: BLE001 - the model's refusal, compared by kind
+            return "err", error_kind(exc, self.model_oob)
+        return "ok", int(result) if method == "add_seq" else None
+
+    def verdict(self, model: Any, key: Any, obs: Observation, carry: Any, before: set[int]) -> tuple[str | None, Any]:
+        """What differs between the port's observation and the model's state, or None; and the carry."""
+        live = live_of(model)
+        want = self.expected.get(key)
+        if want is None:
+            want = self.expected[key] = self.port.expect(model, live)
+        got, tables = obs
+        if got != want:
+            return first_difference(got, want, model, live), carry
+        if model.closed:
+            return None, carry
+        released = sorted(before - model_blocks(model))
+        return self.check({s: model.tables[s] for s in live}, tables, carry, released)
+
+    def step(self, cache: Any, model: Any, action: Action, carry: Any) -> tuple[str | None, Any, Any]:
+        """One call on one cache, checked (the model advances): (what differs or None, the cache, the carry)."""
+        before = model_blocks(model) if not model.closed else set()
+        method, args = concrete(action, model, self.g)
+        want = self.model_call(model, method, args)
+        key = state_key(model, self.canonical)
+        if want[0] == "err":
+            answers, obs = self.port.refused(cache, [(method, args)], live_of(model))
+            answer = answers[0]
+        else:
+            ((answer, obs, cache),) = self.port.succeeded(cache, [], [(method, args, live_of(model), True)])
+        if answer != want:
+            return call_difference(action, answer, want), cache, carry
+        problem, carry = self.verdict(model, key, obs, carry, before)
+        return (problem and (f"after the refused call: {problem}" if want[0] == "err" else problem)), cache, carry
+
+
+def live_of(model: Any) -> Sequence[int]:
+    return CLOSED if model.closed else sorted(model.tables)
+
+
+def check_path(port: ModulePort | DriverPort, g: Geometry, path: Sequence[Action], allocation: str = "lowest-free",
+               check_tables: TableCheck | None = None) -> tuple[int, str] | None:
+    """Make the calls of `path` on one fresh cache, checking every step: (how many calls, what differs
+    after the last of them) at the first difference, or None."""
+    from oracle import ModelKVCache
+
+    canonical = allocation == "any"
+    checker = _Checker(port, g, canonical, check_tables or (renaming if canonical else exact_tables))
+    model = ModelKVCache(*g.sizes, **({"prefix_caching": True} if g.prefix_caching else {}))
+    cache = port.new(g)
+    carry = None
+    try:
+        for n, action in enumerate(path, 1):
+            problem, cache, carry = checker.step(cache, model, action, carry)
+            if problem is not None:
+                return n, problem
+        return None
+    finally:
+        port.discard(cache)
+
+
+def explore(
+    port: ModulePort | DriverPort,
+    g: Geometry,
+    depth: int,
+    *,
+    allocation: str = "lowest-free",
+    check_tables: TableCheck | None = None,
+    time_limit: float | None = None,
+    progress: Callable[[Level], None] | None = None,
+) -> Result:
+    """Every call sequence of at most `depth` calls on geometry g, breadth first; stops at the first
+    failure, once the same calls on one fresh cache fail too (else a Python module's deep copies are not
+    faithful, and the walk starts again, replaying every path)."""
+    result = _explore(port, g, depth, allocation, check_tables, time_limit, progress)
+    if result.failure is not None and isinstance(port, ModulePort) and port.can_copy:
+        if check_path(port, g, result.failure.path, allocation, check_tables) is None:
+            port.can_copy = False
+            again = _explore(port, g, depth, allocation, check_tables, time_limit, progress)
+            again.note = (f"copy.deepcopy of {port.name}'s cache is not faithful (a failure seen on a copy did not happen "
+                          "on a fresh cache): every path replayed instead")
+            return again
+    return result
+
+
+def _explore(
+    port: ModulePort | DriverPort, g: Geometry, depth: int, allocation: str, check_tables: TableCheck | None,
+    time_limit: float | None, progress: Callable[[Level], None] | None,
+) -> Result:
+    from oracle import ModelKVCache
+
+    canonical = allocation == "any"
+    check = check_tables or (renaming if canonical else exact_tables)
+    checker = _Checker(port, g, canonical, check)
+    start = time.monotonic()
+    result = Result(g, depth)
+    root = ModelKVCache(*g.sizes, **({"prefix_caching": True} if g.prefix_caching else {}))
+    seen: set[Any] = {state_key(root, canonical)}
+    frontier = [_Node(root, port.new(g), [], [], None)]
+    transitions = 0
+
+    def finish(failure: Failure | None = None) -> Result:
+        result.failure = failure
+        result.states, result.transitions, result.seconds = len(seen), transitions, time.monotonic() - start
+        for node in frontier:
+            port.discard(node.cache)
+        return result
+
+    def fresh(node: _Node) -> Any:
+        cache = port.new(g)
+        for method, args in node.calls:
+            port.call(cache, method, args)
+        return cache
+
+    def isolate(node: _Node, refused: list[tuple[Action, str, tuple[Any, ...], tuple[str, Any]]], before: set[int]) -> Failure:
+        """The refused calls went wrong together: the first that does alone, on a fresh cache, else the
+        shortest run of them that does."""
+        live, key = live_of(node.model), state_key(node.model, canonical)
+        for upto in (False, True):
+            for n, (action, method, args, want) in enumerate(refused):
+                run = refused[: n + 1] if upto else [refused[n]]
+                cache = fresh(node)
+                answers, obs = port.refused(cache, [(m, a) for _, m, a, _ in run], live)
+                port.discard(cache)
+                problem = next((call_difference(r[0], got, r[3]) for r, got in zip(run, answers) if got != r[3]), None)
+                if problem is None:
+                    problem = checker.verdict(node.model, key, obs, node.carry, before)[0]
+                    problem = problem and f"after the refused call{'s' if len(run) > 1 else ''}: {problem}"
+                if problem:
+                    return Failure(g, [*node.path, *(r[0] for r in run)], problem)
+        return Failure(g, [*node.path, refused[0][0]], "the refused calls differ together, but not on a fresh cache (not deterministic?)")
+
+    for d in range(depth):
+        nxt: list[_Node] = []
+        while frontier:
+            node = frontier[-1]
+            if time_limit is not None and time.monotonic() - start > time_limit:
+                result.stopped = f"stopped at depth {d + 1} after {time_limit:g} s"
+                frontier += nxt
+                return finish()
+            model0 = node.model
+            before = model_blocks(model0) if not model0.closed else set()
+            refused: list[tuple[Action, str, tuple[Any, ...], tuple[str, Any]]] = []
+            made: list[tuple[Action, str, tuple[Any, ...], tuple[str, Any], Any, Any]] = []
+            spare = clone_model(model0)
+            acts = actions(model0, g)
+            transitions += len(acts)
+            for action in acts:
+                method, args = concrete(action, model0, g)
+                want = checker.model_call(spare, method, args)
+                if want[0] == "err":  # the model is unchanged, so is the spare
+                    refused.append((action, method, args, want))
+                else:
+                    made.append((action, method, args, want, spare, state_key(spare, canonical)))
+                    spare = clone_model(model0)
+            if refused:  # on the node's own cache, one after another, then one observation
+                answers, obs = port.refused(node.cache, [(m, a) for _, m, a, _ in refused], live_of(model0))
+                wrong = any(got != r[3] for r, got in zip(refused, answers))
+                if wrong or checker.verdict(model0, state_key(model0, canonical), obs, node.carry, before)[0]:
+                    return finish(isolate(node, refused, before))
+            items = []
+            for action, method, args, want, model, key in made:
+                keep = key not in seen and d + 1 < depth
+                seen.add(key)
+                items.append((method, args, live_of(model), keep))
+            outcomes = port.succeeded(node.cache, node.calls, items) if items else []
+            for (action, method, args, want, model, key), (answer, obs, cache) in zip(made, outcomes):
+                problem = call_difference(action, answer, want) if answer != want else None
+                carry = node.carry
+                if problem is None:
+                    problem, carry = checker.verdict(model, key, obs, node.carry, before)
+                if problem:
+                    return finish(Failure(g, [*node.path, action], problem))
+                if cache is not None:
+                    nxt.append(_Node(model, cache, [*node.path, action], [*node.calls, (method, args)], carry))
+            frontier.pop()
+            if not (items and items[-1][3]):  # the last call made was made on the node's cache, and kept it
+                port.discard(node.cache)
+        frontier = nxt[::-1]  # taken from the end: in the order they were found
+        level = Level(d + 1, len(seen), transitions, time.monotonic() - start)
+        result.levels.append(level)
+        if progress:
+            progress(level)
+    return finish()
+
+
+def call_difference(action: Action, got: tuple[str, Any], want: tuple[str, Any]) -> str:
+    def outcome(o: tuple[str, Any]) -> str:
+        if o[0] == "err":
+            return f"raised {o[1]}"
+        return "returned" + (f" {o[1]}" if o[1] is not None else " normally")
+
+    return f"{describe(action)} {outcome(got)}, but should have {outcome(want)}"
+
+
+def first_difference(got: Any, want: Any, model: Any, live: Sequence[int]) -> str:
+    """Which observable differs first, by name."""
+    if live is CLOSED:
+        names = ["stats() after close", "num_free_blocks() after close"]
+    else:
+        wire = isinstance(want[0], str)  # a driver's answers are text; a module's, values
+        names = ["stats()", "num_free_blocks()"]
+        for s in live:
+            names.append(f"block_table({s})" if wire else f"block_table({s}) is int32")
+            for layer in range(model.n_layers):
+                names += [f"seq_len({s}, {layer})"] + ([f"gather({s}, {layer})"] if wire else [f"gather({s}, {layer}) k", f"gather({s}, {layer}) v"])
+    if len(got) != len(want):
+        return f"observing the state: {show(got[0])}"
+    for name, g_, w in zip(names, got, want):
+        if g_ != w:
+            return f"{name}: {show(g_)}, but should be {show(w)}"
+    return f"observations differ: {show(got)} vs {show(want)}"
+
+
+def show(v: Any) -> str:
+    if isinstance(v, tuple) and len(v) == 4 and isinstance(v[3], bytes):
+        shape, char, contiguous, raw = v
+        vals = np.frombuffer(raw, dtype=np.float16) if char == "e" else raw
+        text = f"{np.dtype(char).name} {list(shape)} {np.asarray(vals).ravel().tolist()}" + ("" if contiguous else " (not C-contiguous)")
+        return text[:200]
+    return str(v)[:200]
+
+
+def parse_profile(text: str | None) -> dict[str, str]:
+    """`OPTION=VALUE,...` (PROFILES.md); options not named take their default."""
+    out = {"allocation": "lowest-free"}
+    for item in (text or "").split(","):
+        if item.strip():
+            key, _, val = item.strip().partition("=")
+            out[key] = val
+    return out
+
+
+def run(
+    spec: str,
+    depth: int,
+    geometries: Iterable[Geometry] = GEOMETRIES,
+    *,
+    profile: str | None = None,
+    check_tables: TableCheck | None = None,
+    time_limit: float | None = None,
+    progress: Callable[[Geometry, Level], None] | None = None,
+) -> list[Result]:
+    """Explore every geometry (those needing prefix caching only if the port has it); stop at the first failure."""
+    port = port_for(spec)
+    allocation = parse_profile(profile)["allocation"]
+    results: list[Result] = []
+    try:
+        caps = port.capabilities if isinstance(port, DriverPort) else _module_caps(port.module)
+        for g in geometries:
+            if g.prefix_caching and "prefix_caching" not in caps:
+                continue
+            report = (lambda level, g=g: progress(g, level)) if progress else None
+            result = explore(port, g, depth, allocation=allocation, check_tables=check_tables, time_limit=time_limit, progress=report)
+            results.append(result)
+            if result.failure is not None:
+                break
+    finally:
+        port.stop()
+    return results
+
+
+def _module_caps(module: Any) -> frozenset[str]:
+    from .server import capabilities
+
+    return frozenset(capabilities(module))
+
+
+def summary(results: Sequence[Result]) -> str:
+    """The bounded guarantee, in one line per geometry."""
+    lines = []
+    for r in results:
+        if r.failure:
+            lines.append(f"{r.geometry}: FAILS after {r.failure.calls} calls ({r.states:,} states, {r.transitions:,} calls checked, {r.seconds:.1f} s)")
+        elif r.stopped:
+            lines.append(f"{r.geometry}: {r.stopped}: {r.states:,} states, {r.transitions:,} calls checked")
+        else:
+            lines.append(
+                f"{r.geometry}: every sequence of <= {r.depth} calls agrees with the model: {r.states:,} states, "
+                f"{r.transitions:,} calls checked, {r.seconds:.1f} s"
+            )
+    return "\n".join(lines)
