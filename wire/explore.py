@@ -61,6 +61,7 @@ class Geometry:
     seq_ids: tuple[int, ...] = (0, 1, 2)
     vocab: int = 2  # prefix caching: token ids 0 .. vocab-1
     max_prompt: int = -1  # prefix caching: prompts of length 0 .. max_prompt (default B + 1)
+    max_depth: int = 0  # walked to depth min(K, max_depth) when set (the state count grows fastest here)
 
     @property
     def sizes(self) -> tuple[int, int, int, int, int]:
@@ -68,7 +69,10 @@ class Geometry:
 
     def __str__(self) -> str:
         n, b, l, h, d = self.sizes
-        return f"N={n} B={b} L={l} H={h} D={d}" + (" prefix_caching" if self.prefix_caching else "")
+        return f"N={n} B={b} L={l} H={h} D={d}" + (" prefix_caching" if self.prefix_caching else "") + f" ids {','.join(map(str, self.seq_ids))}"
+
+    def depth(self, k: int) -> int:
+        return min(k, self.max_depth) if self.max_depth else k
 
     def prompts(self) -> list[tuple[int, ...]]:
         top = self.block_size + 1 if self.max_prompt < 0 else self.max_prompt
@@ -76,12 +80,14 @@ class Geometry:
 
 
 # The geometries `ci/gate --exhaustive` walks: the issue's (N=3, B=2, L=2, H=D=1, 3 sequence ids);
-# two heads and two dims, so a head or a dimension in the wrong place shows; and prefix caching
-# on a pool small enough that eviction comes within a few calls.
+# two heads and two dims, so a head or a dimension in the wrong place shows; and prefix caching with
+# one-position blocks on a pool of two, so that keys, hits, release order and eviction come within a
+# few calls: one layer to depth K, two layers (a block full in one layer only) to depth min(K, 5).
 GEOMETRIES: tuple[Geometry, ...] = (
     Geometry(3, 2, 2, 1, 1),
     Geometry(2, 2, 1, 2, 2, seq_ids=(0, 1)),
-    Geometry(2, 2, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1)),
+    Geometry(2, 1, 1, 1, 1, prefix_caching=True, seq_ids=(0, 1)),
+    Geometry(2, 1, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1), max_depth=5),
 )
 BAD_CHUNKS = ("2-D", "shapes differ", "wrong H", "wrong D", "T = 0")
 
@@ -912,7 +918,7 @@ def run(
             if g.prefix_caching and "prefix_caching" not in caps:
                 continue
             report = (lambda level, g=g: progress(g, level)) if progress else None
-            result = explore(port, g, depth, allocation=allocation, check_tables=check_tables, time_limit=time_limit, progress=report)
+            result = explore(port, g, g.depth(depth), allocation=allocation, check_tables=check_tables, time_limit=time_limit, progress=report)
             results.append(result)
             if result.failure is not None:
                 break
@@ -941,3 +947,95 @@ def summary(results: Sequence[Result]) -> str:
                 f"{r.transitions:,} calls checked, {r.seconds:.1f} s"
             )
     return "\n".join(lines)
+
+
+def replay_text(transcript: Any, impl: str) -> str:
+    """Replay a transcript against impl: the first answer that differs, or that none does."""
+    from .client import DriverError, Session
+    from .transcript import replay
+
+    try:
+        session = Session(impl)
+    except DriverError as exc:
+        return f"(could not replay: {exc})"
+    try:
+        mismatch = replay(transcript, session.send)
+    except DriverError as exc:
+        return f"replaying it: {exc}"
+    finally:
+        session.close()
+    if mismatch is None:
+        return "replayed, every answer matches the oracle's (the difference is in what the wire cannot show)"
+    return f"the first answer that differs, replaying it: {mismatch}"
+
+
+def report(results: Sequence[Result], impl: str, transcript_out: str | None) -> tuple[bool, list[str]]:
+    """The verdict's lines: the bounded guarantee on a pass; the shortest failing trace, its transcript and
+    its replay on a failure."""
+    lines = summary(results).splitlines()
+    lines += [f"  note: {r.note}" for r in results if r.note]
+    failed = next((r for r in results if r.failure is not None), None)
+    if failed is None or failed.failure is None:
+        return True, lines
+    f = failed.failure
+    lines.append(f"  shortest failing sequence ({f.calls} calls on {f.geometry}): {'; '.join(map(describe, f.path))}")
+    lines.append(f"  what differs after the last call: {f.what}")
+    transcript = f.transcript(impl)
+    if transcript_out:
+        from pathlib import Path
+
+        Path(transcript_out).write_text(transcript.text(), encoding="ascii", errors="replace")
+        lines.append(f"  as a transcript: {transcript_out} ({len(transcript.steps)} requests); replay it: ci/gate --replay {transcript_out} --impl '{impl}'")
+    lines.append("  " + replay_text(transcript, impl))
+    return False, lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m wire.explore [--impl SPEC] [--depth K] ...`: exit 0 when every sequence agrees, 1 on a failure."""
+    import argparse
+    import json
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m wire.explore", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--impl", default="paged", help="a Python module, or exec:CMD for a driver (default paged)")
+    parser.add_argument("--depth", type=int, default=6, help="every sequence of at most K calls (default 6)")
+    parser.add_argument("--profile", default=None, help="OPTION=VALUE,... (PROFILES.md); allocation=any compares tables up to renaming")
+    parser.add_argument("--geometry", type=int, action="append", help="walk only geometry I of GEOMETRIES (repeatable)")
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds per geometry before the walk stops (no guarantee then)")
+    parser.add_argument("--transcript-out", default=None, help="where a failure's transcript is written")
+    parser.add_argument("--json", default=None, help="write the results as JSON here")
+    parser.add_argument("--quiet", action="store_true", help="no line per depth")
+    args = parser.parse_args(argv)
+    geometries = [GEOMETRIES[i] for i in args.geometry] if args.geometry else list(GEOMETRIES)
+
+    def progress(g: Geometry, level: Level) -> None:
+        if not args.quiet:
+            print(f"  {g}: depth {level.depth}: {level.states:,} states, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True)
+
+    results = run(args.impl, args.depth, geometries, profile=args.profile, time_limit=args.time_limit, progress=progress)
+    ok, lines = report(results, args.impl, args.transcript_out)
+    print("\n".join(lines))
+    if args.json:
+        module_file = ""
+        if not args.impl.startswith("exec:"):
+            import importlib
+
+            module_file = str(getattr(importlib.import_module(args.impl), "__file__", ""))
+        payload = {
+            "impl": args.impl, "module_file": module_file, "depth": args.depth, "passed": ok,
+            "results": [
+                {"geometry": str(r.geometry), "depth": r.depth, "states": r.states, "transitions": r.transitions,
+                 "seconds": round(r.seconds, 2), "stopped": r.stopped, "note": r.note,
+                 "levels": [vars(level) for level in r.levels],
+                 "failure": None if r.failure is None else {"calls": r.failure.calls, "path": [describe(a) for a in r.failure.path], "what": r.failure.what}}
+                for r in results
+            ],
+        }
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(payload, out, indent=1)
+    sys.stdout.flush()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
