@@ -908,17 +908,20 @@ def run(
     time_limit: float | None = None,
     progress: Callable[[Geometry, Level], None] | None = None,
 ) -> list[Result]:
-    """Explore every geometry (those needing prefix caching only if the port has it); stop at the first failure."""
+    """Explore every geometry (those needing prefix caching only if the port has it), within time_limit
+    seconds in all; stop at the first failure."""
     port = port_for(spec)
     allocation = parse_profile(profile)["allocation"]
     results: list[Result] = []
+    start = time.monotonic()
     try:
         caps = port.capabilities if isinstance(port, DriverPort) else _module_caps(port.module)
         for g in geometries:
             if g.prefix_caching and "prefix_caching" not in caps:
                 continue
+            left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - start))
             report = (lambda level, g=g: progress(g, level)) if progress else None
-            result = explore(port, g, g.depth(depth), allocation=allocation, check_tables=check_tables, time_limit=time_limit, progress=report)
+            result = explore(port, g, g.depth(depth), allocation=allocation, check_tables=check_tables, time_limit=left, progress=report)
             results.append(result)
             if result.failure is not None:
                 break
