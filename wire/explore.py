@@ -142,6 +142,17 @@ def chunk(g: Geometry, seq: int, layer: int, pos: int, t: int) -> tuple[np.ndarr
     return k, v
 
 
+@functools.lru_cache(maxsize=64)
+def bad_chunk(h: int, d: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """The (k, v) of one of the error table's bad shapes (read-only)."""
+    shapes = {"2-D": ((h, 1), (h, 1)), "shapes differ": ((h, 1, d), (h, 2, d)), "wrong H": ((h + 1, 1, d),) * 2,
+              "wrong D": ((h, 1, d + 1),) * 2, "T = 0": ((h, 0, d),) * 2}[kind]
+    k, v = np.ones(shapes[0], np.float16), np.ones(shapes[1], np.float16)
+    k.setflags(write=False)
+    v.setflags(write=False)
+    return k, v
+
+
 def value(g: Geometry, seq: int, layer: int, pos: int, t: int) -> np.ndarray:
     """K of T positions from `pos` written by `seq` into `layer`: a distinct float16 value for every
     (seq, layer, position, head, dim), exact in float16 (all below 2048)."""
@@ -160,10 +171,7 @@ def concrete(action: Action, model: Any, g: Geometry) -> tuple[str, tuple[Any, .
         pos = len(model.tokens[s][layer]) if (not model.closed and s in model.tables and 0 <= layer < g.n_layers) else 0
         return "append", (s, layer, *chunk(g, s, layer if 0 <= layer < g.n_layers else 0, pos, t))
     if verb == "bad_chunk":
-        _, s, kind = action
-        shapes = {"2-D": ((h, 1), (h, 1)), "shapes differ": ((h, 1, d), (h, 2, d)), "wrong H": ((h + 1, 1, d),) * 2,
-                  "wrong D": ((h, 1, d + 1),) * 2, "T = 0": ((h, 0, d),) * 2}[kind]
-        return "append", (s, 0, np.ones(shapes[0], np.float16), np.ones(shapes[1], np.float16))
+        return "append", (action[1], 0, *bad_chunk(h, d, action[2]))
     if verb in ("add_seq", "extend") and len(action) == 3:
         return verb, (action[1], list(action[2]))
     return verb, tuple(action[1:])
