@@ -420,6 +420,7 @@ class DriverPort:
         self.capabilities = self.process.capabilities
         self.handles = 0  # the handle the next `new` answers (PROTOCOL.md: 0, 1, 2, ...)
         self.closing: list[str] = []  # closes of discarded caches, sent with the next batch
+        self.fields: dict[Any, tuple[tuple[Any, ...], str]] = {}
 
     def exchange(self, lines: list[str]) -> list[str]:
         """The answers to the lines, in order (pipelined)."""
@@ -452,9 +453,14 @@ class DriverPort:
             raise RuntimeError(f"{line!r} answered {answer!r}, expected 'ok {handle}'")
         return handle
 
-    @staticmethod
-    def line(handle: int, method: str, args: tuple[Any, ...]) -> str:
-        return f"{method} {handle} {' '.join(call_fields(method, *args))}".rstrip()
+    def line(self, handle: int, method: str, args: tuple[Any, ...]) -> str:
+        """The request line; its fields are made once per call (an append's arrays are shared, and kept
+        here with the fields, so that their ids stay theirs)."""
+        key = (method, *(id(a) if isinstance(a, np.ndarray) else tuple(a) if isinstance(a, list) else a for a in args))
+        hit = self.fields.get(key)
+        if hit is None or any(x is not y for x, y in zip(hit[0], args) if isinstance(y, np.ndarray)):
+            hit = self.fields[key] = (args, " ".join(call_fields(method, *args)))
+        return f"{method} {handle} {hit[1]}".rstrip()
 
     def discard(self, handle: int) -> None:
         self.closing.append(f"close {handle}")
