@@ -33,7 +33,7 @@ import functools
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -330,8 +330,13 @@ class ModulePort:
         self.can_copy = True
         self.oob = module.OutOfBlocks
 
+    def bound(self, g: Geometry) -> "ModulePort":
+        """This port, for caches of geometry g (a walk's own)."""
+        view = copy.copy(self)
+        view.g = g
+        return view
+
     def new(self, g: Geometry) -> Any:
-        self.g = g
         return self.module.PagedKVCache(*g.sizes, **({"prefix_caching": True} if g.prefix_caching else {}))
 
     def copy(self, cache: Any, path: Sequence[Call]) -> Any:
@@ -418,14 +423,23 @@ class DriverPort:
         self.process = DriverProcess(spec[len("exec:") :].strip(), timeout)
         self.name = spec
         self.capabilities = self.process.capabilities
-        self.handles = 0  # the handle the next `new` answers (PROTOCOL.md: 0, 1, 2, ...)
-        self.closing: list[str] = []  # closes of discarded caches, sent with the next batch
+        # Shared by every bound view of this port: the handle the next `new` answers (PROTOCOL.md: 0, 1,
+        # 2, ...), and the closes of discarded caches, sent with the next batch.
+        self.shared = {"handles": 0, "closing": list[str]()}
         self.fields: dict[Any, tuple[tuple[Any, ...], str]] = {}
+
+    def bound(self, g: Geometry) -> "DriverPort":
+        """This port, for caches of geometry g (a walk's own); the process and the handles are shared."""
+        view = copy.copy(self)
+        view.g = g
+        return view
 
     def exchange(self, lines: list[str]) -> list[str]:
         """The answers to the lines, in order (pipelined)."""
-        lines = self.closing + lines
-        skip, self.closing = len(self.closing), []
+        closing: list[str] = self.shared["closing"]  # type: ignore[assignment]
+        lines = closing + lines
+        skip = len(closing)
+        closing.clear()
         process = self.process
         out: list[str] = []
         stdin = process.proc.stdin
@@ -442,8 +456,8 @@ class DriverPort:
         return out[skip:]
 
     def new_line(self, g: Geometry) -> tuple[str, int]:
-        self.g = g
-        handle, self.handles = self.handles, self.handles + 1
+        handle: int = self.shared["handles"]  # type: ignore[assignment]
+        self.shared["handles"] = handle + 1
         return "new " + " ".join(map(str, g.sizes)) + (" prefix_caching" if g.prefix_caching else ""), handle
 
     def new(self, g: Geometry) -> int:
@@ -463,7 +477,7 @@ class DriverPort:
         return f"{method} {handle} {hit[1]}".rstrip()
 
     def discard(self, handle: int) -> None:
-        self.closing.append(f"close {handle}")
+        self.shared["closing"].append(f"close {handle}")  # type: ignore[union-attr]
 
     def observe_lines(self, handle: int, live: Sequence[int]) -> list[str]:
         if live is CLOSED:
@@ -561,7 +575,7 @@ class DriverPort:
         return tuple(rest)
 
     def stop(self) -> None:
-        if not self.process.dead and self.closing:
+        if not self.process.dead and self.shared["closing"]:
             self.exchange([])
         self.process.stop()
 
@@ -726,6 +740,7 @@ def check_path(port: ModulePort | DriverPort, g: Geometry, path: Sequence[Action
     from oracle import ModelKVCache
 
     canonical = allocation == "any"
+    port = port.bound(g)
     checker = _Checker(port, g, canonical, check_tables or (renaming if canonical else exact_tables))
     model = ModelKVCache(*g.sizes, **({"prefix_caching": True} if g.prefix_caching else {}))
     cache = port.new(g)
@@ -753,22 +768,45 @@ def explore(
     """Every call sequence of at most `depth` calls on geometry g, breadth first; stops at the first
     failure, once the same calls on one fresh cache fail too (else a Python module's deep copies are not
     faithful, and the walk starts again, replaying every path)."""
-    result = _explore(port, g, depth, allocation, check_tables, time_limit, progress)
-    if result.failure is not None and isinstance(port, ModulePort) and port.can_copy:
-        if check_path(port, g, result.failure.path, allocation, check_tables) is None:
-            port.can_copy = False
-            again = _explore(port, g, depth, allocation, check_tables, time_limit, progress)
-            again.note = (f"copy.deepcopy of {port.name}'s cache is not faithful (a failure seen on a copy did not happen "
-                          "on a fresh cache): every path replayed instead")
-            return again
+    result = _drive(_explore(port, g, depth, allocation, check_tables, time_limit, progress))
+    if unfaithful(port, result, allocation, check_tables):
+        again = _drive(_explore(port, g, depth, allocation, check_tables, time_limit, progress))
+        again.note = UNFAITHFUL.format(port.name)
+        return again
     return result
+
+
+UNFAITHFUL = ("copy.deepcopy of {}'s cache is not faithful (a failure seen on a copy did not happen on a fresh cache): "
+              "every path replayed instead")
+
+
+def unfaithful(port: ModulePort | DriverPort, result: Result, allocation: str, check_tables: TableCheck | None) -> bool:
+    """Whether a failure came from a deep copy that is not faithful (then copies are off from now on)."""
+    if result.failure is None or not isinstance(port, ModulePort) or not port.can_copy:
+        return False
+    if check_path(port, result.geometry, result.failure.path, allocation, check_tables) is not None:
+        return False
+    port.can_copy = False
+    return True
+
+
+def _drive(walk: Any) -> Result:
+    """Run a walk (the generator `_explore`) to its end."""
+    try:
+        while True:
+            next(walk)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
 
 
 def _explore(
     port: ModulePort | DriverPort, g: Geometry, depth: int, allocation: str, check_tables: TableCheck | None,
     time_limit: float | None, progress: Callable[[Level], None] | None,
-) -> Result:
+) -> Iterator[Level]:
+    """The walk, one depth at a time: yields each depth's Level, returns the Result."""
     from oracle import ModelKVCache
+
+    port = port.bound(g)
 
     canonical = allocation == "any"
     check = check_tables or (renaming if canonical else exact_tables)
@@ -862,6 +900,7 @@ def _explore(
         result.levels.append(level)
         if progress:
             progress(level)
+        yield level
     return finish()
 
 
@@ -926,22 +965,54 @@ def run(
     seconds in all; stop at the first failure."""
     port = port_for(spec)
     allocation = parse_profile(profile)["allocation"]
-    results: list[Result] = []
-    start = time.monotonic()
     try:
         caps = port.capabilities if isinstance(port, DriverPort) else _module_caps(port.module)
-        for g in geometries:
-            if g.prefix_caching and "prefix_caching" not in caps:
-                continue
-            left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - start))
-            report = (lambda level, g=g: progress(g, level)) if progress else None
-            result = explore(port, g, g.depth(depth), allocation=allocation, check_tables=check_tables, time_limit=left, progress=report)
-            results.append(result)
-            if result.failure is not None:
-                break
+        chosen = [g for g in geometries if not g.prefix_caching or "prefix_caching" in caps]
+        results = _interleaved(port, chosen, depth, allocation, check_tables, time_limit, progress)
+        if any(unfaithful(port, r, allocation, check_tables) for r in results):
+            results = _interleaved(port, chosen, depth, allocation, check_tables, time_limit, progress)
+            for r in results:
+                r.note = UNFAITHFUL.format(port.name)
     finally:
         port.stop()
     return results
+
+
+def _interleaved(
+    port: ModulePort | DriverPort, geometries: Sequence[Geometry], depth: int, allocation: str, check_tables: TableCheck | None,
+    time_limit: float | None, progress: Callable[[Geometry, Level], None] | None,
+) -> list[Result]:
+    """Every geometry's walk, one depth at a time in turn (depth 1 of each, then depth 2, ...), so that the
+    first failure is a shortest one across them all; the walks still going then stop."""
+    walks = {
+        g: _explore(port, g, g.depth(depth), allocation, check_tables, time_limit, (lambda level, g=g: progress(g, level)) if progress else None)
+        for g in geometries
+    }
+    results: dict[Geometry, Result] = {}
+    levels: dict[Geometry, int] = {g: 0 for g in geometries}
+    own: dict[Geometry, float] = {g: 0.0 for g in geometries}  # the seconds each walk took, apart from the others
+    while len(results) < len(walks):
+        for g, walk in walks.items():
+            if g in results:
+                continue
+            began = time.monotonic()
+            try:
+                levels[g] = next(walk).depth
+                own[g] += time.monotonic() - began
+            except StopIteration as stop:
+                results[g] = stop.value
+                results[g].seconds = own[g] + time.monotonic() - began
+                if results[g].failure is not None:
+                    for other, rest in walks.items():
+                        if other not in results:
+                            rest.close()
+                            results[other] = Result(other, g_depth(other, depth), stopped=f"walked to depth {levels[other]}, then stopped: another geometry failed")
+                    return [results[x] for x in geometries]
+    return [results[x] for x in geometries]
+
+
+def g_depth(g: Geometry, depth: int) -> int:
+    return g.depth(depth)
 
 
 def _module_caps(module: Any) -> frozenset[str]:
@@ -956,6 +1027,8 @@ def summary(results: Sequence[Result]) -> str:
     for r in results:
         if r.failure:
             lines.append(f"{r.geometry}: FAILS after {r.failure.calls} calls ({r.states:,} states, {r.transitions:,} calls checked, {r.seconds:.1f} s)")
+        elif r.stopped and not r.states:
+            lines.append(f"{r.geometry}: {r.stopped}")
         elif r.stopped:
             lines.append(f"{r.geometry}: {r.stopped}: {r.states:,} states, {r.transitions:,} calls checked")
         else:
