@@ -33,7 +33,7 @@ import functools
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Generator, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -45,6 +45,13 @@ Tables = Mapping[int, Sequence[int]]
 # want: the oracle's tables of the live sequences, got: the port's; carry: what the checker keeps
 # along one path (None at the root); released: the oracle's block ids whose lifetime ended in this call.
 TableCheck = Callable[[Tables, Tables, Any, Sequence[int]], tuple["str | None", Any]]
+
+
+def oracle(name: str = "oracle") -> Any:
+    """The oracle package (the model), imported by name: it is not type-checked (mypy --strict paged wire)."""
+    import importlib
+
+    return importlib.import_module(name)
 
 
 # -- geometries and actions --------------------------------------------------------------------
@@ -329,6 +336,7 @@ class ModulePort:
         self.name = getattr(module, "__name__", "?")
         self.can_copy = True
         self.oob = module.OutOfBlocks
+        self.g: Geometry = GEOMETRIES[0]  # set by bound()
 
     def bound(self, g: Geometry) -> "ModulePort":
         """This port, for caches of geometry g (a walk's own)."""
@@ -425,8 +433,9 @@ class DriverPort:
         self.capabilities = self.process.capabilities
         # Shared by every bound view of this port: the handle the next `new` answers (PROTOCOL.md: 0, 1,
         # 2, ...), and the closes of discarded caches, sent with the next batch.
-        self.shared = {"handles": 0, "closing": list[str]()}
+        self.shared: dict[str, Any] = {"handles": 0, "closing": list[str]()}
         self.fields: dict[Any, tuple[tuple[Any, ...], str]] = {}
+        self.g: Geometry = GEOMETRIES[0]  # set by bound()
 
     def bound(self, g: Geometry) -> "DriverPort":
         """This port, for caches of geometry g (a walk's own); the process and the handles are shared."""
@@ -436,7 +445,7 @@ class DriverPort:
 
     def exchange(self, lines: list[str]) -> list[str]:
         """The answers to the lines, in order (pipelined)."""
-        closing: list[str] = self.shared["closing"]  # type: ignore[assignment]
+        closing: list[str] = self.shared["closing"]
         lines = closing + lines
         skip = len(closing)
         closing.clear()
@@ -456,7 +465,7 @@ class DriverPort:
         return out[skip:]
 
     def new_line(self, g: Geometry) -> tuple[str, int]:
-        handle: int = self.shared["handles"]  # type: ignore[assignment]
+        handle: int = self.shared["handles"]
         self.shared["handles"] = handle + 1
         return "new " + " ".join(map(str, g.sizes)) + (" prefix_caching" if g.prefix_caching else ""), handle
 
@@ -477,7 +486,7 @@ class DriverPort:
         return f"{method} {handle} {hit[1]}".rstrip()
 
     def discard(self, handle: int) -> None:
-        self.shared["closing"].append(f"close {handle}")  # type: ignore[union-attr]
+        self.shared["closing"].append(f"close {handle}")
 
     def observe_lines(self, handle: int, live: Sequence[int]) -> list[str]:
         if live is CLOSED:
@@ -607,14 +616,14 @@ class Failure:
 
     def transcript(self, impl: str = "") -> Any:
         """The calls as wire requests, then every observation after the last one, with the oracle's answers."""
-        import oracle.as_impl
-        from oracle import ModelKVCache
+        as_impl = oracle("oracle.as_impl")
+        ModelKVCache = oracle().ModelKVCache
 
         from .record import Recorder
 
         g = self.geometry
         recorder = Recorder()
-        wrapped = recorder.wrap(oracle.as_impl)
+        wrapped = recorder.wrap(as_impl)
         kwargs = {"prefix_caching": True} if g.prefix_caching else {}
         cache = wrapped.PagedKVCache(*g.sizes, **kwargs)
         model = ModelKVCache(*g.sizes, **kwargs)
@@ -635,7 +644,7 @@ class Failure:
             meta["impl"] = impl
         if g.prefix_caching:
             meta["requires"] = "prefix_caching"
-        return recorder.transcript(meta, oracle.as_impl)
+        return recorder.transcript(meta, as_impl)
 
 
 def observations(model: Any) -> list[tuple[str, tuple[Any, ...]]]:
@@ -685,7 +694,7 @@ class _Checker:
     expected observations are kept by state key."""
 
     def __init__(self, port: ModulePort | DriverPort, g: Geometry, canonical: bool, check: TableCheck) -> None:
-        from oracle import OutOfBlocks as ModelOutOfBlocks
+        ModelOutOfBlocks = oracle().OutOfBlocks
 
         self.port, self.g, self.canonical, self.check = port, g, canonical, check
         self.model_oob = ModelOutOfBlocks
@@ -737,7 +746,7 @@ def check_path(port: ModulePort | DriverPort, g: Geometry, path: Sequence[Action
                check_tables: TableCheck | None = None) -> tuple[int, str] | None:
     """Make the calls of `path` on one fresh cache, checking every step: (how many calls, what differs
     after the last of them) at the first difference, or None."""
-    from oracle import ModelKVCache
+    ModelKVCache = oracle().ModelKVCache
 
     canonical = allocation == "any"
     port = port.bound(g)
@@ -802,9 +811,9 @@ def _drive(walk: Any) -> Result:
 def _explore(
     port: ModulePort | DriverPort, g: Geometry, depth: int, allocation: str, check_tables: TableCheck | None,
     time_limit: float | None, progress: Callable[[Level], None] | None,
-) -> Iterator[Level]:
+) -> Generator[Level, None, Result]:
     """The walk, one depth at a time: yields each depth's Level, returns the Result."""
-    from oracle import ModelKVCache
+    ModelKVCache = oracle().ModelKVCache
 
     port = port.bound(g)
 
@@ -984,10 +993,13 @@ def _interleaved(
 ) -> list[Result]:
     """Every geometry's walk, one depth at a time in turn (depth 1 of each, then depth 2, ...), so that the
     first failure is a shortest one across them all; the walks still going then stop."""
-    walks = {
-        g: _explore(port, g, g.depth(depth), allocation, check_tables, time_limit, (lambda level, g=g: progress(g, level)) if progress else None)
-        for g in geometries
-    }
+    def reporter(g: Geometry) -> Callable[[Level], None] | None:
+        if progress is None:
+            return None
+        report = progress
+        return lambda level: report(g, level)
+
+    walks = {g: _explore(port, g, g.depth(depth), allocation, check_tables, time_limit, reporter(g)) for g in geometries}
     results: dict[Geometry, Result] = {}
     levels: dict[Geometry, int] = {g: 0 for g in geometries}
     own: dict[Geometry, float] = {g: 0.0 for g in geometries}  # the seconds each walk took, apart from the others
