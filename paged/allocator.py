@@ -7,11 +7,11 @@ when none is free, it evicts the block that became cached longest ago, in O(1) (
 OrderedDict is a hash map threaded by a doubly linked list, as vLLM's free block queue).
 """
 
-import copy
 import heapq
 from collections import OrderedDict
 from typing import Callable
 
+from .copying import copy_allocator
 from .errors import BlockAccountingError
 
 
@@ -35,6 +35,7 @@ class BlockAllocator:
     """
 
     __slots__ = ("_free", "_cached", "_refs", "evictions", "_on_evict")
+    __deepcopy__ = copy_allocator  # the default's copy, faster (copying.py)
 
     def __init__(self, num_blocks: int, on_evict: Callable[[int], None] | None = None) -> None:
         self._free: list[int] = list(range(num_blocks))  # sorted, hence a valid heap
@@ -42,16 +43,6 @@ class BlockAllocator:
         self._refs: list[int] = [0] * num_blocks
         self.evictions = 0
         self._on_evict = on_evict
-
-    def __deepcopy__(self, memo: dict[int, object]) -> "BlockAllocator":
-        """A copy that shares nothing (its eviction callback is the copy's, through memo): 10x faster than
-        the default."""
-        new = BlockAllocator.__new__(BlockAllocator)
-        memo[id(self)] = new
-        new._free, new._cached, new._refs = self._free.copy(), self._cached.copy(), self._refs.copy()
-        new.evictions = self.evictions
-        new._on_evict = copy.deepcopy(self._on_evict, memo)
-        return new
 
     @property
     def num_free(self) -> int:

@@ -17,7 +17,6 @@ only is one `take` per pool, every head at once, and a write to blocks with cons
 is one slice (a prefill into a fresh pool).
 """
 
-import copy
 from types import TracebackType
 from typing import Any, Iterable
 
@@ -26,6 +25,7 @@ from numpy.typing import NDArray
 
 from .allocator import BlockAllocator
 from .checks import as_chunk, as_int, as_tokens
+from .copying import copy_cache
 from .errors import OutOfBlocks
 from .prefix import Node, PrefixIndex
 
@@ -121,6 +121,7 @@ class PagedKVCache:
     """
 
     _closed = False  # set by close(); a class default, so __init__ has nothing to undo on failure
+    __deepcopy__ = copy_cache  # a faithful copy (copying.py): the exhaustive explorer copies states
 
     def __init__(
         self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
@@ -163,24 +164,6 @@ class PagedKVCache:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> "PagedKVCache":
-        """A copy that shares nothing, whose `_layers` are views of its own pools (a plain deep copy would
-        make them arrays of their own, no longer the pools): the exhaustive explorer (wire/explore.py)
-        copies a state instead of replaying the calls that made it."""
-        new = object.__new__(type(self))
-        memo[id(self)] = new
-        for name, val in self.__dict__.items():
-            if name == "_seqs":  # by hand: 5x faster (a node the index's copy made is in memo)
-                val = {s: _Seq(q.table.copy(), q.lens.copy(), q.tokens.copy(), [copy.deepcopy(n, memo) for n in q.nodes]) for s, q in val.items()}
-            elif name in ("_k", "_v"):
-                val = val.copy()
-            elif name != "_layers" and not isinstance(val, (int, bool)):
-                val = copy.deepcopy(val, memo)
-            new.__dict__[name] = val
-        if "_layers" in self.__dict__:
-            new._layers = list(zip(new._k, new._v))
-        return new
 
     # -- sequences ---------------------------------------------------------------------------
 

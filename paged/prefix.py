@@ -14,8 +14,9 @@ block b, and no other.
 
 from __future__ import annotations
 
-import copy
-from typing import Any, Sequence
+from typing import Sequence
+
+from .copying import copy_index
 
 
 class Node:
@@ -34,20 +35,12 @@ class Node:
 class PrefixIndex:
     """Registered keys, as a tree of prefixes from `root` (the empty prefix)."""
 
+    __deepcopy__ = copy_index  # the default's copy, faster (copying.py)
+
     def __init__(self, block_size: int) -> None:
         self.block_size = block_size
         self.root = Node(None, ())
         self._node_of: dict[int, Node] = {}
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> PrefixIndex:
-        """A copy of the tree, node by node (each copy in memo, so a sequence's nodes become the copy's):
-        several times faster than the default."""
-        new = PrefixIndex.__new__(PrefixIndex)
-        memo[id(self)] = new
-        new.block_size = self.block_size
-        new.root = _copy_node(self.root, None, memo)
-        new._node_of = {b: memo[id(n)] if id(n) in memo else copy.deepcopy(n, memo) for b, n in self._node_of.items()}
-        return new
 
     def is_registered(self, block: int) -> bool:
         return block in self._node_of
@@ -98,11 +91,3 @@ class PrefixIndex:
             node, parent = parent, parent.parent
         if node.block is None and not node.children and node is not self.root:
             raise AssertionError(f"drop({block}) left a node with no block and no child in the tree")
-
-
-def _copy_node(node: Node, parent: Node | None, memo: dict[int, Any]) -> Node:
-    new = Node.__new__(Node)
-    memo[id(node)] = new
-    new.parent, new.tokens, new.block, new.dead = parent, node.tokens, node.block, node.dead
-    new.children = {key: _copy_node(child, new, memo) for key, child in node.children.items()}
-    return new
