@@ -152,3 +152,15 @@ def test_a_deep_copy_of_paged_is_faithful() -> None:
         twin.free(0)
         twin.free(1)
         assert cache.block_table(0).tolist() == [0] and cache.stats()["used"] == 1 and twin.stats()["used"] == 0
+
+
+@pytest.mark.oracle
+def test_through_a_driver_the_same_failure_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver port (a cache per state by handle, pipelined requests) agrees with the module port."""
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.setenv("PYTHONPATH", f"{EXAMPLES}:{root}")
+    ours = explore.run(f"exec:{sys.executable} -m paged.driver", 3, [BASE, explore.GEOMETRIES[2]])
+    assert [r.failure for r in ours] == [None, None] and ours[0].states == explore.explore(explore.ModulePort(paged), BASE, 3).states
+    (broken,) = explore.run(f"exec:{sys.executable} -m paged.driver --impl broken_copy_one_layer", 5, [BASE])
+    assert broken.failure is not None and broken.failure.calls == 4
+    assert [a[0] for a in broken.failure.path] == ["add_seq", "append", "fork", "append"]
