@@ -1052,7 +1052,8 @@ def summary(results: Sequence[Result]) -> str:
 
 
 def replay_text(transcript: Any, impl: str) -> str:
-    """Replay a transcript against impl: the first answer that differs, or that none does."""
+    """Replay a transcript against impl: the requests up to the first answer that differs, and how it
+    differs; or that none does."""
     from .client import DriverError, Session
     from .transcript import replay
 
@@ -1068,7 +1069,11 @@ def replay_text(transcript: Any, impl: str) -> str:
         session.close()
     if mismatch is None:
         return "replayed, every answer matches the oracle's (the difference is in what the wire cannot show)"
-    return f"the first answer that differs, replaying it: {mismatch}"
+    from .diff import shorten
+
+    shown = [f"    > {shorten(request, 100)}\n    < {shorten(want, 100)}" for request, want in transcript.steps[: mismatch.step - 1]]
+    shown.append(f"    > {shorten(mismatch.request, 100)}\n    < {shorten(mismatch.got, 100)}   <- the port's answer; the oracle's: {shorten(mismatch.want, 100)}")
+    return "replaying it, the requests up to the first answer that differs:\n" + "\n".join(shown) + f"\n  {mismatch}"
 
 
 def report(results: Sequence[Result], impl: str, transcript_out: str | None) -> tuple[bool, list[str]]:
