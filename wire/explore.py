@@ -28,6 +28,7 @@ allocation=any), so that another checker can be plugged in.
 
 from __future__ import annotations
 
+import collections
 import copy
 import functools
 import itertools
@@ -324,6 +325,8 @@ def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int]) -> 
 
 Call = tuple[str, tuple[Any, ...]]
 Observation = tuple[Any, dict[int, list[int]]]
+Item = tuple[str, tuple[Any, ...], Sequence[int], bool]  # a call made: method, args, the live ids after it, keep the copy
+Outcome = tuple[tuple[str, Any], Observation, Any]  # its answer, the observation after it, the copy kept (or None)
 CLOSED: Sequence[int] = ("closed",)  # type: ignore[assignment]  # observe a closed cache
 
 
@@ -371,6 +374,14 @@ class ModulePort:
     def refused(self, cache: Any, calls: Sequence[Call], live: Sequence[int]) -> tuple[list[tuple[str, Any]], Observation]:
         answers = [self.call(cache, method, args) for method, args in calls]
         return answers, self.observe(cache, live)
+
+    def refused_async(self, cache: Any, calls: Sequence[Call], live: Sequence[int]) -> Callable[[], tuple[list[tuple[str, Any]], Observation]]:
+        done = self.refused(cache, calls, live)
+        return lambda: done
+
+    def succeeded_async(self, cache: Any, path: Sequence[Call], items: Sequence[Item]) -> Callable[[], list[Outcome]]:
+        done = self.succeeded(cache, path, items)
+        return lambda: done
 
     def succeeded(self, cache: Any, path: Sequence[Call], items: Sequence[tuple[str, tuple[Any, ...], Sequence[int], bool]]) -> list[tuple[tuple[str, Any], Observation, Any]]:
         out = []
@@ -422,7 +433,6 @@ class DriverPort:
     with the state's calls replayed into it. The requests of a batch are pipelined (written together,
     answered in order), and answers are compared as text."""
 
-    CHUNK = 256  # requests written at once: their answers stay far below a pipe's buffer
 
     def __init__(self, spec: str, timeout: float = 30.0) -> None:
         from .client import DriverProcess
@@ -433,7 +443,7 @@ class DriverPort:
         self.capabilities = self.process.capabilities
         # Shared by every bound view of this port: the handle the next `new` answers (PROTOCOL.md: 0, 1,
         # 2, ...), and the closes of discarded caches, sent with the next batch.
-        self.shared: dict[str, Any] = {"handles": 0, "closing": list[str]()}
+        self.shared: dict[str, Any] = {"handles": 0, "closing": list[str](), "tickets": collections.deque()}
         self.fields: dict[Any, tuple[tuple[Any, ...], str]] = {}
         self.g: Geometry = GEOMETRIES[0]  # set by bound()
 
@@ -445,24 +455,54 @@ class DriverPort:
 
     def exchange(self, lines: list[str]) -> list[str]:
         """The answers to the lines, in order (pipelined)."""
+        return self.collect(self.send(lines))
+
+    def send(self, lines: list[str]) -> list[Any]:
+        """Write the lines (with the closes queued before them) and return a ticket for their answers: the
+        driver answers while the explorer goes on. Writing never blocks on a driver that is itself blocked
+        writing answers: what it answers meanwhile is read into the process's buffer."""
+        import os
+        import select
+
         closing: list[str] = self.shared["closing"]
         lines = closing + lines
-        skip = len(closing)
+        ticket: list[Any] = [len(lines), len(closing), None]  # count, how many to skip (the closes), answers
         closing.clear()
+        self.shared["tickets"].append(ticket)
         process = self.process
-        out: list[str] = []
-        stdin = process.proc.stdin
-        assert stdin is not None
-        for at in range(0, len(lines), self.CHUNK):
-            chunk = lines[at : at + self.CHUNK]
-            if process.dead:
-                raise RuntimeError(f"driver {self.spec!r} is no longer usable ({process.dead})")
-            try:
-                stdin.write(("\n".join(chunk) + "\n").encode("ascii"))
-            except (BrokenPipeError, OSError):
-                process.fail(chunk[0], "could not be sent: the driver closed its input")
-            out += [process.read_line(line) for line in chunk]
-        return out[skip:]
+        if process.dead:
+            raise RuntimeError(f"driver {self.spec!r} is no longer usable ({process.dead})")
+        assert process.proc.stdin is not None and process.proc.stdout is not None
+        fd_in, fd_out = process.proc.stdin.fileno(), process.proc.stdout.fileno()
+        if not self.shared.get("nonblocking"):
+            os.set_blocking(fd_in, False)
+            self.shared["nonblocking"] = True
+        data = memoryview(("\n".join(lines) + "\n").encode("ascii"))
+        while data:
+            readable, writable, _ = select.select([fd_out], [fd_in], [], process.timeout)
+            if not readable and not writable:
+                process.fail(lines[0], f"accepted no input for {process.timeout:g} s")
+            if readable:
+                chunk = os.read(fd_out, 1 << 20)
+                if not chunk:
+                    process.fail(lines[0], f"got no answer: the driver exited with status {process.proc.wait(timeout=5)}")
+                process.buffer += chunk
+            if writable:
+                try:
+                    data = data[os.write(fd_in, data[: 1 << 16]) :]
+                except BlockingIOError:
+                    pass
+                except (BrokenPipeError, OSError):
+                    process.fail(lines[0], "could not be sent: the driver closed its input")
+        return ticket
+
+    def collect(self, ticket: list[Any]) -> list[str]:
+        """The answers of a ticket (reading those of the tickets before it first)."""
+        tickets = self.shared["tickets"]
+        while ticket[2] is None:
+            head = tickets.popleft()
+            head[2] = [self.process.read_line("(a pipelined request)") for _ in range(head[0])][head[1] :]
+        return ticket[2]  # type: ignore[no-any-return]
 
     def new_line(self, g: Geometry) -> tuple[str, int]:
         handle: int = self.shared["handles"]
@@ -531,12 +571,22 @@ class DriverPort:
         return "err", f"out of protocol: {response[:80]!r}"
 
     def refused(self, handle: int, calls: Sequence[Call], live: Sequence[int]) -> tuple[list[tuple[str, Any]], Observation]:
-        lines = [self.line(handle, method, args) for method, args in calls] + self.observe_lines(handle, live)
-        answers = self.exchange(lines)
-        n = len(calls)
-        return [self.answer(m, a) for (m, _), a in zip(calls, answers[:n])], self.observation(answers[n:], live)
+        return self.refused_async(handle, calls, live)()
 
-    def succeeded(self, handle: int, path: Sequence[Call], items: Sequence[tuple[str, tuple[Any, ...], Sequence[int], bool]]) -> list[tuple[tuple[str, Any], Observation, Any]]:
+    def refused_async(self, handle: int, calls: Sequence[Call], live: Sequence[int]) -> Callable[[], tuple[list[tuple[str, Any]], Observation]]:
+        ticket = self.send([self.line(handle, method, args) for method, args in calls] + self.observe_lines(handle, live))
+
+        def done() -> tuple[list[tuple[str, Any]], Observation]:
+            answers = self.collect(ticket)
+            n = len(calls)
+            return [self.answer(m, a) for (m, _), a in zip(calls, answers[:n])], self.observation(answers[n:], live)
+
+        return done
+
+    def succeeded(self, handle: int, path: Sequence[Call], items: Sequence[Item]) -> list[Outcome]:
+        return self.succeeded_async(handle, path, items)()
+
+    def succeeded_async(self, handle: int, path: Sequence[Call], items: Sequence[Item]) -> Callable[[], list[Outcome]]:
         lines: list[str] = []
         spans = []
         for n, (method, args, live, keep) in enumerate(items):
@@ -552,13 +602,18 @@ class DriverPort:
             spans.append((target, at, len(lines), n == len(items) - 1))
             if not keep and target != handle:
                 lines.append(f"close {target}")
-        answers = self.exchange(lines)
-        out = []
-        for (method, args, live, keep), (target, at, end, last) in zip(items, spans):
-            if not last and answers[at - len(path) - 1] != f"ok {target}":
-                raise RuntimeError(f"new answered {answers[at - len(path) - 1]!r}, expected 'ok {target}' (handles must be 0, 1, 2, ...)")
-            out.append((self.answer(method, answers[at]), self.observation(answers[at + 1 : end], live), target if keep else None))
-        return out
+        ticket = self.send(lines)
+
+        def done() -> list[Outcome]:
+            answers = self.collect(ticket)
+            out: list[Outcome] = []
+            for (method, args, live, keep), (target, at, end, last) in zip(items, spans):
+                if not last and answers[at - len(path) - 1] != f"ok {target}":
+                    raise RuntimeError(f"new answered {answers[at - len(path) - 1]!r}, expected 'ok {target}' (handles must be 0, 1, 2, ...)")
+                out.append((self.answer(method, answers[at]), self.observation(answers[at + 1 : end], live), target if keep else None))
+            return out
+
+        return done
 
     def copy(self, handle: int, path: Sequence[Call]) -> int:
         fresh = self.new(self.g)
@@ -858,11 +913,43 @@ def _explore(
                     return Failure(g, [*node.path, *(r[0] for r in run)], problem)
         return Failure(g, [*node.path, refused[0][0]], "the refused calls differ together, but not on a fresh cache (not deterministic?)")
 
+    def settle(entry: tuple[Any, ...], nxt: list[_Node]) -> Failure | None:
+        """Check one node's calls, once their answers are in: None, or the failure."""
+        node, before, refused, made, got_refused, got_made = entry
+        if got_refused is not None:  # on the node's own cache, one after another, then one observation
+            answers, obs = got_refused()
+            wrong = any(got != r[3] for r, got in zip(refused, answers))
+            if wrong or checker.verdict(node.model, state_key(node.model, canonical), obs, node.carry, before)[0]:
+                return isolate(node, refused, before)
+        outcomes = got_made() if got_made is not None else []
+        for (action, method, args, want, model, key), (answer, obs, cache) in zip(made, outcomes):
+            problem = call_difference(action, answer, want) if answer != want else None
+            carry = node.carry
+            if problem is None:
+                problem, carry = checker.verdict(model, key, obs, node.carry, before)
+            if problem:
+                return Failure(g, [*node.path, action], problem)
+            if cache is not None:
+                nxt.append(_Node(model, cache, [*node.path, action], [*node.calls, (method, args)], carry))
+        return None
+
     for d in range(depth):
         nxt: list[_Node] = []
-        while frontier:
+        # A node's calls are sent, then the next node's prepared and sent, before the first's answers are
+        # read: a driver answers while the explorer works out what the model says (a module answers at once).
+        pending: collections.deque[tuple[Any, ...]] = collections.deque()
+        while frontier or pending:
+            if pending and (len(pending) > 1 or not frontier):
+                failure = settle(pending.popleft(), nxt)
+                if failure is not None:
+                    return finish(failure)
+                continue
             node = frontier[-1]
             if time_limit is not None and time.monotonic() - start > time_limit:
+                while pending:
+                    failure = settle(pending.popleft(), nxt)
+                    if failure is not None:
+                        return finish(failure)
                 result.stopped = f"stopped at depth {d + 1} after {time_limit:g} s"
                 frontier += nxt
                 return finish()
@@ -881,26 +968,14 @@ def _explore(
                 else:
                     made.append((action, method, args, want, spare, state_key(spare, canonical)))
                     spare = clone_model(model0)
-            if refused:  # on the node's own cache, one after another, then one observation
-                answers, obs = port.refused(node.cache, [(m, a) for _, m, a, _ in refused], live_of(model0))
-                wrong = any(got != r[3] for r, got in zip(refused, answers))
-                if wrong or checker.verdict(model0, state_key(model0, canonical), obs, node.carry, before)[0]:
-                    return finish(isolate(node, refused, before))
-            items = []
+            got_refused = port.refused_async(node.cache, [(m, a) for _, m, a, _ in refused], live_of(model0)) if refused else None
+            items: list[Item] = []
             for action, method, args, want, model, key in made:
                 keep = key not in seen and d + 1 < depth
                 seen.add(key)
                 items.append((method, args, live_of(model), keep))
-            outcomes = port.succeeded(node.cache, node.calls, items) if items else []
-            for (action, method, args, want, model, key), (answer, obs, cache) in zip(made, outcomes):
-                problem = call_difference(action, answer, want) if answer != want else None
-                carry = node.carry
-                if problem is None:
-                    problem, carry = checker.verdict(model, key, obs, node.carry, before)
-                if problem:
-                    return finish(Failure(g, [*node.path, action], problem))
-                if cache is not None:
-                    nxt.append(_Node(model, cache, [*node.path, action], [*node.calls, (method, args)], carry))
+            got_made = port.succeeded_async(node.cache, node.calls, items) if items else None
+            pending.append((node, before, refused, made, got_refused, got_made))
             frontier.pop()
             if not (items and items[-1][3]):  # the last call made was made on the node's cache, and kept it
                 port.discard(node.cache)
