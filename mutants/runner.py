@@ -314,7 +314,7 @@ def explorer_verdict(code: int | None, out: str, payload: dict[str, object], roo
         return "survived", None, "", 0
     if code == 1 and failures:
         f = failures[0]
-        return "killed", f"explorer: {'; '.join(f['path'])}", str(f["what"]), int(f["calls"])
+        return "killed", f"explorer: {'; '.join(f['path'])} [{f.get('geometry', '?')}]", str(f["what"]), int(f["calls"])
     return "error", None, f"explorer exit {code}\n{tail(out)}", 0
 
 
@@ -367,7 +367,7 @@ def print_table(results: list[Result], rust: bool, exhaustive: bool = False) -> 
         rows = [tuple(header)]
         for r in results:
             first = (r.killed_by or "").removeprefix("explorer: ") or ("-" if r.status != "error" else r.detail.splitlines()[0][:70])
-            rows.append((r.id, r.title[:48], r.status, f"{r.seconds:.1f}", str(r.calls or "-"), first[:110]))
+            rows.append((r.id, r.title[:48], r.status, f"{r.seconds:.1f}", str(r.calls or "-"), first[:150]))
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         for n, row in enumerate(rows):
             print("  ".join(cell.rjust(widths[i]) if i in (3, 4) else cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())

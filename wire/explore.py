@@ -1209,7 +1209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 {"geometry": str(r.geometry), "depth": r.depth, "states": r.states, "transitions": r.transitions,
                  "seconds": round(r.seconds, 2), "stopped": r.stopped, "note": r.note,
                  "levels": [vars(level) for level in r.levels],
-                 "failure": None if r.failure is None else {"calls": r.failure.calls, "path": [describe(a) for a in r.failure.path], "what": r.failure.what}}
+                 "failure": None if r.failure is None else {"calls": r.failure.calls, "geometry": str(r.failure.geometry), "path": [describe(a) for a in r.failure.path], "what": r.failure.what}}
                 for r in results
             ],
         }
