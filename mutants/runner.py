@@ -1,4 +1,8 @@
-"""The planted-mutant runner: `python -m mutants [--driver | --rust] [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
+"""The planted-mutant runner: `python -m mutants [--driver | --rust] [--exhaustive [DEPTH]] [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
+
+With `--exhaustive`, each mutant is scored by the exhaustive explorer (`python -m wire.explore`,
+every call sequence of at most DEPTH calls) instead of the suite, and the table gives the length
+of the shortest failing call sequence it found, with its geometry.
 
 What is mutated and how the suite reaches it:
 - default: the sNN mutants of `paged`, tested as the Python module `paged`;
