@@ -695,7 +695,7 @@ class Failure:
                 getattr(cache, method)(*args)
             except Exception:  # noqa: BLE001
                 pass
-        meta = {"id": "exhaustive-failure", "comment": f"a shortest failing call sequence ({self.calls} calls on {g}): {self.what}"[:300]}
+        meta = {"id": "exhaustive-failure", "comment": f"a shortest failing call sequence ({self.calls} calls on {g}): {self.what}"[:300], "flags": "exhaustive"}
         if impl:
             meta["impl"] = impl
         if g.prefix_caching:
