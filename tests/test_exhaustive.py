@@ -164,3 +164,31 @@ def test_through_a_driver_the_same_failure_is_found(monkeypatch: pytest.MonkeyPa
     (broken,) = explore.run(f"exec:{sys.executable} -m paged.driver --impl broken_copy_one_layer", 5, [BASE])
     assert broken.failure is not None and broken.failure.calls == 4
     assert [a[0] for a in broken.failure.path] == ["add_seq", "append", "fork", "append"]
+
+
+class _LiveIdAddedAgain(paged.PagedKVCache):
+    """paged's cache, where adding a live id again starts it afresh instead of raising ValueError."""
+
+    def add_seq(self, seq_id: int, tokens: Any = ()) -> int:
+        if seq_id in [s for s in range(3) if self._live(s)]:
+            self.free(seq_id)
+        return super().add_seq(seq_id, tokens)
+
+    def _live(self, s: int) -> bool:
+        try:
+            self.seq_len(s)
+        except KeyError:
+            return False
+        return True
+
+
+@pytest.mark.oracle
+def test_a_wrong_error_kind_is_a_two_call_failure(tmp_path: Path) -> None:
+    module = SimpleNamespace(PagedKVCache=_LiveIdAddedAgain, OutOfBlocks=paged.OutOfBlocks, __name__="live_again")
+    result = explore.explore(explore.ModulePort(module), BASE, 4)
+    assert result.failure is not None and result.failure.calls == 2
+    assert result.failure.path == [("add_seq", 0), ("add_seq", 0)]
+    assert result.failure.what == "add_seq(0) returned 0, but should have raised invalid_argument"
+    ok, lines = explore.report([result], "live_again", str(tmp_path / "t.txt"))
+    assert not ok and (tmp_path / "t.txt").exists()
+    assert any("shortest failing sequence (2 calls" in line for line in lines)
