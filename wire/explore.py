@@ -1158,7 +1158,7 @@ def replay_text(transcript: Any, impl: str) -> str:
 
     try:
         session = Session(impl)
-    except DriverError as exc:
+    except (DriverError, ImportError) as exc:
         return f"(could not replay: {exc})"
     try:
         mismatch = replay(transcript, session.send)
