@@ -17,10 +17,17 @@ differ, wrong H, wrong D), T = 0, and every call after close. With prefix cachin
 a two-token vocabulary, extend by one token, negative tokens, and eviction (the pools are tiny).
 
 Cloning instead of replaying from the root: a Python module's cache is deep-copied (a cache
-that cannot be is rebuilt by replaying its path); a driver holds one cache per state of the
-frontier, by handle, and a copy is made by replaying the path into a new handle. An error
-leaves a correct cache as it was, so a call the model refuses is made on the state's own
-cache, with no copy (and a cache that did change is a failure, which ends the walk).
+that cannot be is rebuilt by replaying its path; a failure is confirmed on a fresh cache, and
+when it does not happen there the copies were not faithful and the walk starts again without
+them); a driver holds one cache per state of the frontier, by handle, and a copy is made by
+replaying the path into a new handle, with requests pipelined (one state's batch is answered
+while the next state's is worked out). An error leaves a correct cache as it was, so the calls
+the model refuses from a state are made one after another on the state's own cache, each
+answer compared, then the state observed once; if that differs, each refused call is made alone
+on a fresh cache to name the one (a refused call that changes the state and a later one that
+changes it back would go unseen: the price of one observation instead of one per refused call).
+Geometries are walked a depth at a time in turn, so the first failure is a shortest one across
+them all.
 
 Tables are compared through one function, `check_tables` (exact by default; `renaming` for
 allocation=any), so that another checker can be plugged in.
@@ -1117,13 +1124,9 @@ def _interleave(
                     for other, rest in walks.items():
                         if other not in results:
                             rest.close()
-                            results[other] = Result(other, g_depth(other, depth), stopped=f"walked to depth {levels[other]}, then stopped: another geometry failed")
+                            results[other] = Result(other, other.depth(depth), stopped=f"walked to depth {levels[other]}, then stopped: another geometry failed")
                     return [results[x] for x in geometries]
     return [results[x] for x in geometries]
-
-
-def g_depth(g: Geometry, depth: int) -> int:
-    return g.depth(depth)
 
 
 def _module_caps(module: Any) -> frozenset[str]:
