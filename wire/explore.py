@@ -63,6 +63,12 @@ def oracle(name: str = "oracle") -> Any:
     return importlib.import_module(name)
 
 
+def new_model(g: Geometry) -> Any:
+    """The oracle for geometry g, empty: the one place the explorer makes one (a profile whose options
+    change the model's answers, reuse= or duplicates=, would be passed to it here)."""
+    return oracle().ModelKVCache(*g.sizes, **({"prefix_caching": True} if g.prefix_caching else {}))
+
+
 # -- geometries and actions --------------------------------------------------------------------
 
 
@@ -680,7 +686,6 @@ class Failure:
     def transcript(self, impl: str = "") -> Any:
         """The calls as wire requests, then every observation after the last one, with the oracle's answers."""
         as_impl = oracle("oracle.as_impl")
-        ModelKVCache = oracle().ModelKVCache
 
         from .record import Recorder
 
@@ -689,7 +694,7 @@ class Failure:
         wrapped = recorder.wrap(as_impl)
         kwargs = {"prefix_caching": True} if g.prefix_caching else {}
         cache = wrapped.PagedKVCache(*g.sizes, **kwargs)
-        model = ModelKVCache(*g.sizes, **kwargs)
+        model = new_model(g)
         for action in self.path:
             method, args = concrete(action, model, g)
             for target in (model, cache):
@@ -809,12 +814,11 @@ def check_path(port: ModulePort | DriverPort, g: Geometry, path: Sequence[Action
                check_tables: TableCheck | None = None) -> tuple[int, str] | None:
     """Make the calls of `path` on one fresh cache, checking every step: (how many calls, what differs
     after the last of them) at the first difference, or None."""
-    ModelKVCache = oracle().ModelKVCache
 
     canonical = allocation == "any"
     port = port.bound(g)
     checker = _Checker(port, g, canonical, check_tables or (renaming if canonical else exact_tables))
-    model = ModelKVCache(*g.sizes, **({"prefix_caching": True} if g.prefix_caching else {}))
+    model = new_model(g)
     cache = port.new(g)
     carry = None
     try:
@@ -891,7 +895,6 @@ def _explore(
     time_limit: float | None, progress: Callable[[Level], None] | None,
 ) -> Generator[Level, None, Result]:
     """The walk, one depth at a time: yields each depth's Level, returns the Result."""
-    ModelKVCache = oracle().ModelKVCache
 
     port = port.bound(g)
 
@@ -900,7 +903,7 @@ def _explore(
     checker = _Checker(port, g, canonical, check)
     start = time.monotonic()
     result = Result(g, depth)
-    root = ModelKVCache(*g.sizes, **({"prefix_caching": True} if g.prefix_caching else {}))
+    root = new_model(g)
     seen: set[Any] = {state_key(root, canonical)}
     frontier = [_Node(root, port.new(g), [], [], None)]
     transitions = 0
