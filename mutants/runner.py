@@ -1,4 +1,8 @@
-"""The planted-mutant runner: `python -m mutants [--driver | --rust] [--profile P] [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
+"""The planted-mutant runner: `python -m mutants [--driver | --rust] [--profile P] [--exhaustive [DEPTH]] [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
+
+With `--exhaustive`, each mutant is scored by the exhaustive explorer (`python -m wire.explore`,
+every call sequence of at most DEPTH calls) instead of the suite, and the table gives the length
+of the shortest failing call sequence it found, with its geometry.
 
 What is mutated and how the suite reaches it:
 - default: the sNN mutants of `paged`, tested as the Python module `paged`;
@@ -98,6 +102,7 @@ class Result:
     seconds: float
     detail: str = ""
     vectors: str = ""  # --rust: the port's own `cargo test --test vectors` on the mutant: killed, survived or error
+    calls: int = 0  # --exhaustive: the length of the shortest failing call sequence the explorer found
 
 
 def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -128,6 +133,11 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         "--profile",
         metavar="OPTION=VALUE[,...]",
         help="test every mutant under this profile (docs/CONTRACT.md, Profiles), e.g. allocation=any",
+    )
+    parser.add_argument(
+        "--exhaustive", nargs="?", const=6, type=int, metavar="DEPTH",
+        help="score the exhaustive explorer (python -m wire.explore, every call sequence of at most DEPTH calls, "
+        "default 6) instead of the suite; the table gives each kill's trace length",
     )
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
     parser.add_argument("--threshold", type=float, default=0.80, help="minimum kill rate (default 0.80)")
@@ -279,7 +289,45 @@ def tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def run_mutant(mutant: Mutant, base: Path, work: Path, target: Target, pytest_args: list[str], timeout: float, expected: bool) -> Result:
+def run_explorer(root: Path, target: Target, depth: int, timeout: float | None) -> tuple[int | None, str, dict[str, object], float]:
+    """Run the exhaustive explorer in the copy at root: (exit code or None on timeout, output tail, its JSON, seconds)."""
+    out_json = root / "explore.json"
+    out_json.unlink(missing_ok=True)
+    impl = target.impl(root)
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", PAGED_IMPL=impl)
+    cmd = [sys.executable, "-m", "wire.explore", f"--impl={impl}", "--depth", str(depth), "--quiet", "--json", str(out_json),
+           "--transcript-out", str(root / "explore-transcript.txt")]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        code: int | None = proc.returncode
+        out = proc.stdout
+    except subprocess.TimeoutExpired as exc:
+        code, out = None, exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+    try:
+        payload = json.loads(out_json.read_text()) if out_json.exists() else {}
+    except ValueError:
+        payload = {}
+    return code, out, payload, time.monotonic() - start
+
+
+def explorer_verdict(code: int | None, out: str, payload: dict[str, object], root: Path, target: Target, timeout: float | None) -> tuple[str, str | None, str, int]:
+    """(status, what killed it, detail, trace length) of one explorer run."""
+    if code is None:
+        return "error", None, f"timed out after {timeout:.0f} s", 0
+    module_file = str(payload.get("module_file") or "")
+    if target.kind == "python" and payload and not module_file.startswith(str(root / "paged")):
+        return "error", None, f"the explorer imported paged from {module_file!r}, not the copy", 0
+    failures = [r["failure"] for r in payload.get("results", []) if isinstance(r, dict) and r.get("failure")]  # type: ignore[union-attr]
+    if code == 0 and not failures:
+        return "survived", None, "", 0
+    if code == 1 and failures:
+        f = failures[0]
+        return "killed", f"explorer: {'; '.join(f['path'])} [{f.get('geometry', '?')}]", str(f["what"]), int(f["calls"])
+    return "error", None, f"explorer exit {code}\n{tail(out)}", 0
+
+
+def run_mutant(mutant: Mutant, base: Path, work: Path, target: Target, pytest_args: list[str], timeout: float, expected: bool, exhaustive: int | None = None) -> Result:
     start = time.monotonic()
     root = work / mutant.id
     shutil.copytree(base, root, symlinks=True)
@@ -290,6 +338,10 @@ def run_mutant(mutant: Mutant, base: Path, work: Path, target: Target, pytest_ar
     problem = target.build(root, timeout)
     if problem:
         return Result(mutant.id, mutant.title, "error", None, time.monotonic() - start, f"does not build: {problem}")
+    if exhaustive is not None:
+        code, out, payload, _ = run_explorer(root, target, exhaustive, timeout)
+        status, by, detail, calls = explorer_verdict(code, out, payload, root, target, timeout)
+        return Result(mutant.id, mutant.title, status, by, time.monotonic() - start, detail, "", calls)
     vectors = target.own_tests(root, timeout)
     args = list(pytest_args)
     if expected:
@@ -318,7 +370,19 @@ def verdict_of(code: int | None, out: str, root: Path, junit: Path, problem: str
     return "error", None, f"pytest exit {code} ({meaning.get(code, 'unexpected')})\n{tail(out)}"
 
 
-def print_table(results: list[Result], rust: bool) -> None:
+def print_table(results: list[Result], rust: bool, exhaustive: bool = False) -> None:
+    if exhaustive:
+        header = ["mutant", "bug", "verdict", "seconds", "calls", "shortest failing sequence"]
+        rows = [tuple(header)]
+        for r in results:
+            first = (r.killed_by or "").removeprefix("explorer: ") or ("-" if r.status != "error" else r.detail.splitlines()[0][:70])
+            rows.append((r.id, r.title[:48], r.status, f"{r.seconds:.1f}", str(r.calls or "-"), first[:150]))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        for n, row in enumerate(rows):
+            print("  ".join(cell.rjust(widths[i]) if i in (3, 4) else cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+            if n == 0:
+                print("  ".join("-" * w for w in widths))
+        return
     header = ["mutant", "bug", "verdict", "first failing test", "seconds"] + (["cargo test (vectors)"] if rust else [])
     rows = [tuple(header)]
     for r in results:
@@ -372,20 +436,29 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mutants: ERROR: the unmutated port does not build or fails its own tests ({problem or vectors}); no score.", file=sys.stderr)
             return 2
         clean_flags = ["-n", str(args.jobs)] if args.jobs > 1 else []
-        code, out, junit, clean_s = run_pytest(base, target, pytest_args, None, clean_flags)
-        problem = guard_ok(base)
+        if args.exhaustive is not None:
+            code, out, payload, clean_s = run_explorer(base, target, args.exhaustive, None)
+            status, _, detail, _ = explorer_verdict(code, out, payload, base, target, None)
+            problem = None if status == "survived" else f"the explorer on the unmutated code: {status} {detail}"
+            junit = base / "no-junit.xml"
+        else:
+            code, out, junit, clean_s = run_pytest(base, target, pytest_args, None, clean_flags)
+            problem = guard_ok(base)
         if code != 0 or problem:
             print(tail(out, 40), file=sys.stderr)
             why = problem or f"pytest exit {code}"
             print(f"mutants: ERROR: the selected tests do not pass on the unmutated code ({why}); no score.", file=sys.stderr)
             return 2
-        print(f"clean run: {count_tests(junit)} tests passed in {clean_s:.1f} s", flush=True)
+        if args.exhaustive is not None:
+            print(f"clean run: the explorer passed (depth {args.exhaustive}) in {clean_s:.1f} s", flush=True)
+        else:
+            print(f"clean run: {count_tests(junit)} tests passed in {clean_s:.1f} s", flush=True)
 
         timeout = args.timeout or max(60.0, 10.0 * clean_s * max(1, args.jobs))
         results: list[Result] = []
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures: dict[Future[Result], Mutant] = {
-                pool.submit(run_mutant, m, base, work, target, pytest_args, timeout, args.expected): m for m in mutants
+                pool.submit(run_mutant, m, base, work, target, pytest_args, timeout, args.expected, args.exhaustive): m for m in mutants
             }
             pending = set(futures)
             while pending:
@@ -412,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     total = len(results)
     rate = killed / total if total else 0.0
     print()
-    print_table(results, args.rust)
+    print_table(results, args.rust, args.exhaustive is not None)
     for r in errors:
         print(f"\n{r.id} error:\n{r.detail}")
     wall = time.monotonic() - t0
@@ -432,6 +505,7 @@ def main(argv: list[str] | None = None) -> int:
                 {"id": r.id, "title": r.title, "status": r.status, "killed_by": r.killed_by, "seconds": round(r.seconds, 2)}
                 | ({"detail": r.detail} if r.detail else {})
                 | ({"cargo_test_vectors": r.vectors} if r.vectors else {})
+                | ({"calls": r.calls} if r.calls else {})
                 for r in results
             ],
             "killed": killed,

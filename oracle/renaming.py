@@ -53,6 +53,12 @@ class BlockNames:
             self._where[oracle] = f"{what}[{i}]"
         return None
 
+    def copy(self) -> BlockNames:
+        """An independent copy (the exhaustive explorer's paths branch)."""
+        new = BlockNames()
+        new._port_of, new._oracle_of, new._where = dict(self._port_of), dict(self._oracle_of), dict(self._where)
+        return new
+
     def oracle_ids(self, got: Sequence[int]) -> list[int]:
         """The port's ids as the oracle's (after `check` bound them)."""
         return [self._oracle_of[p] for p in got]

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from .allocator import BlockAllocator
 from .checks import as_chunk, as_int, as_tokens
+from .copying import copy_cache
 from .errors import OutOfBlocks
 from .prefix import Node, PrefixIndex
 
@@ -121,6 +122,7 @@ class PagedKVCache:
 
     _closed = False  # set by close(); a class default, so __init__ has nothing to undo on failure
     allocator: type[BlockAllocator] = BlockAllocator  # the free-pool policy (a port with another order overrides it)
+    __deepcopy__ = copy_cache  # a faithful copy (copying.py): the exhaustive explorer copies states
 
     def __init__(
         self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
