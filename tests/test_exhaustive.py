@@ -120,8 +120,8 @@ def test_the_renaming_checker() -> None:
     ok, carry = explore.renaming({0: [0, 1]}, {0: [5, 3]}, None, [])
     assert ok is None
     assert explore.renaming({0: [0, 1], 1: [0]}, {0: [5, 3], 1: [5]}, carry, [])[0] is None
-    assert "bound" in (explore.renaming({1: [0]}, {1: [3]}, carry, [])[0] or "")  # block 0 is 5, not 3
-    assert "other data" in (explore.renaming({1: [2]}, {1: [3]}, carry, [])[0] or "")  # 3 still holds block 1
+    assert "should be 5" in (explore.renaming({1: [0]}, {1: [3]}, carry, [])[0] or "")  # block 0 is 5, not 3
+    assert "already the block of" in (explore.renaming({1: [2]}, {1: [3]}, carry, [])[0] or "")  # 3 still holds block 1
     assert explore.renaming({1: [2]}, {1: [3]}, carry, [1])[0] is None  # once block 1 is released, 3 may be reused
 
 
