@@ -37,12 +37,19 @@ def copy_cache(cache: Any, memo: dict[int, Any]) -> Any:
 
 
 def copy_allocator(alloc: Any, memo: dict[int, Any]) -> Any:
-    """BlockAllocator: its lists and ordered set copied; the eviction callback is the copied index's."""
+    """BlockAllocator (or a subclass's slots too): its lists and ordered sets copied; the eviction
+    callback is the copied index's."""
     new = object.__new__(type(alloc))
     memo[id(alloc)] = new
-    new._free, new._cached, new._refs = alloc._free.copy(), alloc._cached.copy(), alloc._refs.copy()
-    new.evictions = alloc.evictions
-    new._on_evict = copy.deepcopy(alloc._on_evict, memo)
+    for cls in type(alloc).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if hasattr(alloc, name):
+                val = getattr(alloc, name)
+                if name == "_on_evict":
+                    val = copy.deepcopy(val, memo)
+                elif hasattr(val, "copy"):
+                    val = val.copy()
+                setattr(new, name, val)
     return new
 
 
