@@ -1,4 +1,4 @@
-"""The engines' field bugs (/work/shared/ENGINES.md, "Bugs those engines shipped"), planted back in a copy
+"""The engines' field bugs (the team's engine notes, ENGINES.md, "Bugs those engines shipped"), planted back in a copy
 of the installed engine by `python -m mutants --engine vllm|nano-vllm` (mutants/engines.py).
 
 vNN: vLLM 0.33.0; nNN: nano-vllm-fork 20260210. Each `MUTANT` edits files relative to site-packages;
