@@ -56,6 +56,12 @@ def profile() -> Profile:
 assertions.table_hint = lambda: hint(profile())
 
 
+def adopt(cache: Any, model: ModelKVCache) -> None:
+    """A test that drives its own oracle with every call, model first, lends it to a renamed cache."""
+    if hasattr(cache, "adopt"):
+        cache.adopt(model)
+
+
 def model(*sizes: Any, **kwargs: Any) -> ModelKVCache:
     """The oracle for a cache of these sizes, under the profile under test."""
     return ModelKVCache(*sizes, profile=profile(), **kwargs)

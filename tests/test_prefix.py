@@ -74,6 +74,7 @@ class PrefixMachine(CacheMachine):
         module = harness.impl()
         self.model = harness.model(*geometry, prefix_caching=True)
         self.cache = module.PagedKVCache(*geometry, prefix_caching=True)
+        harness.adopt(self.cache, self.model)
         self.call("add_seq", 0, prompt)
         self.prompts.append(prompt)
         self.prefill(0, 64)

@@ -160,6 +160,7 @@ class CacheMachine(RuleBasedStateMachine):
         assert issubclass(module.OutOfBlocks, RuntimeError)
         self.model = harness.model(*geometry)
         self.cache = module.PagedKVCache(*geometry)
+        harness.adopt(self.cache, self.model)
         for s in range(n_seqs):
             self.call("add_seq", s)
         return multiple(*range(n_seqs))
