@@ -32,7 +32,7 @@ BASE = explore.GEOMETRIES[0]
 
 
 def test_every_short_sequence_agrees() -> None:
-    results = explore.run(harness.impl_name(), 3)
+    results = explore.run(harness.impl_name(), 3, profile=str(harness.profile()))
     failed = [r for r in results if r.failure is not None]
     assert not failed, explore.report(results, harness.impl_name(), None)[1]
     assert results and all(r.states > 1 for r in results)
