@@ -20,6 +20,18 @@ def as_int(value: object, what: str) -> int:
         raise TypeError(f"{what} must be an integer, got {type(value).__name__}") from None
 
 
+def as_sizes(sizes: tuple[object, ...], prefix_caching: object) -> tuple[int, int, int, int, int]:
+    """The constructor's (num_blocks, block_size, n_layers, n_kv_heads, d_head): integers of at least 1;
+    `prefix_caching` a bool."""
+    names = ("num_blocks", "block_size", "n_layers", "n_kv_heads", "d_head")
+    n, b, l, h, d = (as_int(size, name) for size, name in zip(sizes, names))
+    if min(n, b, l, h, d) < 1:
+        raise ValueError(f"sizes must be at least 1, got (num_blocks, block_size, L, H, D) = {(n, b, l, h, d)}")
+    if not isinstance(prefix_caching, bool):
+        raise TypeError(f"prefix_caching must be a bool, got {type(prefix_caching).__name__}")
+    return n, b, l, h, d
+
+
 def as_tokens(tokens: object) -> list[int]:
     """Token ids: integers >= 0 (bool excluded), from any iterable; else TypeError or ValueError."""
     try:

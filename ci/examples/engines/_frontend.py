@@ -24,7 +24,7 @@ from typing import Any, Iterable, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from paged.checks import as_chunk, as_int, as_tokens
+from paged.checks import as_chunk, as_int, as_sizes, as_tokens
 
 
 class OutOfBlocks(RuntimeError):
@@ -67,16 +67,8 @@ class Frontend:
     def __init__(
         self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
     ) -> None:
-        self.num_blocks = as_int(num_blocks, "num_blocks")
-        self.block_size = as_int(block_size, "block_size")
-        self.n_layers = as_int(n_layers, "n_layers")
-        self.n_kv_heads = as_int(n_kv_heads, "n_kv_heads")
-        self.d_head = as_int(d_head, "d_head")
-        sizes = (self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head)
-        if min(sizes) < 1:
-            raise ValueError(f"sizes must be at least 1, got (num_blocks, block_size, L, H, D) = {sizes}")
-        if not isinstance(prefix_caching, bool):
-            raise TypeError(f"prefix_caching must be a bool, got {type(prefix_caching).__name__}")
+        sizes = as_sizes((num_blocks, block_size, n_layers, n_kv_heads, d_head), prefix_caching)
+        self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
         self.prefix_caching = prefix_caching
         shape = (self.num_blocks, self.n_layers, self.n_kv_heads, self.block_size, self.d_head)
         self._k: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
