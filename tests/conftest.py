@@ -99,7 +99,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # Run order: the cheap, broad tests first (the seed's catalog, the vectors), the long ones last (the
 # catalog's 10^4-operation run, the machines), so a run that stops at its first failure (-x: the mutant
 # runners, mutmut, the gate's first pass) reaches its verdict early.
-ORDER = ("test_catalog.py", "test_vectors.py", "test_contract.py")
+ORDER = ("test_catalog.py", "test_vectors.py", "test_errors.py", "test_allocation.py", "test_fork.py", "test_data.py")
 LONG = ("test_random_ops_conserve_blocks",)
 
 

@@ -1,0 +1,132 @@
+"""Allocation: which block each append takes, what stats() counts, and that every block comes back.
+
+CONTRACT.md "Allocation policy" and "Operations" (stats). Under allocation=any the literal
+tables below are compared up to a renaming of block ids (tests/renamed.py).
+"""
+
+from __future__ import annotations
+
+import math
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import harness
+from assertions import assert_equal
+from harness import assert_matches_model, snapshot
+from programs import GEOMETRY, OP, both, new_cache, run, run_program
+from strategies import make_chunk
+
+
+
+def test_allocation_takes_the_lowest_free_block_after_frees_and_copies(impl: ModuleType) -> None:
+    """Every block taken is the lowest-numbered free one at that moment, in position order."""
+    cache, model = both(impl, 12, 2, 2, 2, 3)
+    for s in (0, 1, 2):
+        run((cache, model), "add_seq", s)
+        run((cache, model), "append", s, 0, *make_chunk(2, 3, 3, s))  # 0: [0, 1], 1: [2, 3], 2: [4, 5]
+    assert_equal('[block_table(s) for s in (0, 1, 2)]', [cache.block_table(s).tolist() for s in (0, 1, 2)], [[0, 1], [2, 3], [4, 5]], '[block_table(s) for s in (0, 1, 2)]')
+    run((cache, model), "free", 1)  # 2 and 3 free again; 6.. never used
+    run((cache, model), "fork", 0, 3)
+    run((cache, model), "append", 3, 0, *make_chunk(2, 4, 3, 9))  # copy of block 1, then two new blocks
+    assert_equal('block_table(3)', cache.block_table(3).tolist(), [0, 2, 3, 6], 'block_table(3)')
+    run((cache, model), "free", 0)  # block 1 returns; block 0 is still seq 3's
+    run((cache, model), "append", 3, 1, *make_chunk(2, 7, 3, 10))  # layer 1 writes blocks 0, 2, 3, 6 (no sharing) then index 4 → 1
+    assert_equal('block_table(3)', cache.block_table(3).tolist(), [0, 2, 3, 6], 'block_table(3)')
+    run((cache, model), "append", 3, 1, *make_chunk(2, 2, 3, 11))
+    assert_equal('block_table(3)', cache.block_table(3).tolist(), [0, 2, 3, 6, 1], 'block_table(3)')
+    assert_matches_model(cache, model)
+
+
+def test_stats_are_plain_ints_that_add_up(impl: ModuleType) -> None:
+    cache = impl.PagedKVCache(5, 2, 1, 2, 3)
+    cache.add_seq(0)
+    cache.append(0, 0, *make_chunk(2, 3, 3, 1))
+    stats = cache.stats()
+    assert_equal('set(stats)', set(stats), {"free", "used", "cached", "evictions"}, 'set(stats)')
+    assert all(type(value) is int for value in stats.values()), stats
+    assert_equal('stats', stats, {"free": 3, "used": 2, "cached": 0, "evictions": 0}, 'stats')
+    assert type(cache.num_free_blocks()) is int and cache.num_free_blocks() == 3
+    assert type(cache.seq_len(0)) is int
+
+
+def test_a_pool_of_one_block(impl: ModuleType) -> None:
+    cache, model = both(impl, 1, 3, 1, 1, 1)
+    one = np.ones((1, 1, 1))
+    run((cache, model), "add_seq", 0)
+    run((cache, model), "append", 0, 0, np.ones((1, 2, 1)), np.ones((1, 2, 1)))
+    before = snapshot(cache, [0], 1)
+    with pytest.raises(impl.OutOfBlocks):  # positions 2 and 3: a second block
+        cache.append(0, 0, np.ones((1, 2, 1)), np.ones((1, 2, 1)))
+    assert_equal('snapshot(cache, [0], 1)', snapshot(cache, [0], 1), before, 'snapshot(cache, [0], 1)')
+    run((cache, model), "fork", 0, 1)
+    for writer in (1, 0):
+        with pytest.raises(impl.OutOfBlocks):  # the shared block would need a copy
+            cache.append(writer, 0, one, one)
+    assert_equal('snapshot(cache, [0], 1)', snapshot(cache, [0], 1), before, 'snapshot(cache, [0], 1)')
+    run((cache, model), "free", 0)
+    run((cache, model), "append", 1, 0, one * 5, one * 6)  # the child alone holds block 0: written in place
+    assert_equal('block_table(1)', cache.block_table(1).tolist(), [0], 'block_table(1)')
+    assert_matches_model(cache, model)
+    run((cache, model), "free", 1)
+    assert_equal('stats()["free"]', cache.stats()["free"], 1, 'stats()["free"]')
+
+
+@given(geometry=GEOMETRY, num_blocks=st.integers(1, 16), ops=st.lists(OP, max_size=40), order=st.randoms(use_true_random=False))
+def test_freeing_every_sequence_returns_every_block(
+    geometry: tuple[int, int, int, int], num_blocks: int, ops: list[tuple[Any, ...]], order: Any
+) -> None:
+    cache = new_cache(num_blocks, geometry)
+    live = run_program(cache, ops, geometry)
+    held = set()
+    for s in live:
+        held.update(cache.block_table(s).tolist())
+    assert cache.stats()["used"] == len(held), "used blocks are not exactly those the live tables hold"
+    order.shuffle(live)
+    for s in live:
+        cache.free(s)
+    stats = cache.stats()
+    assert stats["free"] == num_blocks and stats["used"] == 0 and cache.num_free_blocks() == num_blocks, stats
+    # every block is really free again: a fresh sequence can take them all, lowest id first
+    bs, n_layers, heads, dims = geometry
+    cache.add_seq(0)
+    cache.append(0, 0, *make_chunk(heads, num_blocks * bs, dims, 1, "float32", False))
+    assert cache.block_table(0).tolist() == list(range(num_blocks))
+    cache.close()
+
+
+@pytest.mark.python_surface  # paged's own allocator
+def test_the_allocator_names_its_callers_bug() -> None:
+    """paged's BlockAllocator refuses a release without a holder, a reference to a free block
+    and an allocation from an empty pool with BlockAccountingError (an AssertionError, never
+    OutOfBlocks), and its counts stay as they were."""
+    if harness.impl_name() != "paged":
+        pytest.skip("paged's own allocator: no part of the contract")
+    from paged.allocator import BlockAllocator
+    from paged.errors import BlockAccountingError, OutOfBlocks
+
+    assert issubclass(BlockAccountingError, AssertionError)
+    assert not issubclass(BlockAccountingError, OutOfBlocks)
+    alloc = BlockAllocator(2)
+    first = alloc.allocate()
+    with pytest.raises(BlockAccountingError, match="no holder"):
+        alloc.decref(1, False)
+    with pytest.raises(BlockAccountingError, match="is free"):
+        alloc.incref(1)
+    with pytest.raises(BlockAccountingError, match="is free, not cached"):
+        alloc.acquire(1)
+    with pytest.raises(BlockAccountingError, match="not shared"):
+        alloc.unshare(first)  # one holder: copy on write never moves off a block nobody else holds
+    assert (alloc.num_free, alloc.allocate(), alloc.num_free) == (1, 1, 0)
+    with pytest.raises(BlockAccountingError, match="no free block"):
+        alloc.allocate()
+    alloc.incref(first)
+    alloc.unshare(first)
+    alloc.decref(first, False)
+    with pytest.raises(BlockAccountingError, match="no holder"):
+        alloc.decref(first, False)  # released twice
+    assert (alloc.num_free, alloc.allocate()) == (1, first)

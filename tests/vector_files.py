@@ -1,0 +1,49 @@
+"""The conformance vectors (ci/vectors/*.txt) as pytest parameters, and the replay of one of them
+against the implementation under test: shared by test_vectors.py (every vector but the integer
+ranges) and test_widths.py (the `range-*` vectors).
+
+Each vector is a transcript written by `ci/vectors/generate` from the oracle's answers; it is
+replayed in a fresh session (a new driver process, or the Python module served in-process the
+way `python -m paged.driver` serves it), and the first answer that does not match fails the
+test, saying what differs. A vector whose answers depend on a profile option names its values
+(`# profile:`); the one written for the port's values is replayed, the others are skipped.
+Under allocation=any, tables match up to a renaming of block ids.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import harness
+from wire.client import Session
+from wire.transcript import read, replay, written_for_another
+
+VECTORS = Path(__file__).resolve().parent.parent / "ci" / "vectors"
+FILES = sorted(VECTORS.glob("*.txt"))
+
+
+def params(widths: bool) -> list[Any]:
+    """The vectors of the integer ranges (`range-*`) if `widths`, else every other vector."""
+    return [pytest.param(p, id=p.stem) for p in FILES if p.name.startswith("range-") == widths]
+
+
+def check_vector(path: Path) -> None:
+    transcript = read(path)
+    session = Session(harness.impl_name())
+    try:
+        missing = set(transcript.requires) - session.capabilities
+        if missing:
+            pytest.skip(f"needs the capability {', '.join(sorted(missing))}")
+        other = written_for_another(transcript, harness.profile())
+        if other:
+            pytest.skip(other)
+        mismatch = replay(transcript, session.send, exact_ids=harness.profile().exact_ids)
+    finally:
+        session.close()
+    assert mismatch is None, (
+        f"{mismatch}\nvector {transcript.meta.get('id')}: {transcript.meta.get('comment')} [flags: {transcript.meta.get('flags')}]\n"
+        f"replay it alone: ci/gate --replay {path.relative_to(VECTORS.parent.parent)} --impl ..."
+    )
