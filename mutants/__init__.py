@@ -1,6 +1,6 @@
-"""Planted bugs as small exact text changes to real source: the seed's pitfalls s01 to s13 and the
-integer-width bugs after them in `paged` (this package), and their transposition to the Rust
-port in `mutants.rust` (rNN).
+"""Planted bugs as small exact text changes to real source: the seed's pitfalls s01 to s13, then
+the bugs after them in `paged` (s14..: integer widths, prefix caching, renaming; mutants/README.md
+lists them all), and their transposition to the Rust port in `mutants.rust` (rNN).
 
 Each `sNN_*.py` module in this package defines one `MUTANT`: the pitfall's name as the
 seed (section 5) gives it, its symptom, the catalog tests the seed says catch it, and

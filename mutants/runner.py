@@ -113,8 +113,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         own, pytest_args = argv, []
     parser = argparse.ArgumentParser(
         prog="python -m mutants",
-        description="Score the test suite against the planted bugs: the seed's pitfalls s01..s13 and the width "
-        "bugs after them in paged/ (default, or --driver), or the Rust port's rNN (--rust). "
+        description="Score the test suite against the planted bugs: the seed's pitfalls s01..s13 and the "
+        "bugs after them (s14.., mutants/README.md) in paged/ (default, or --driver), or the Rust port's rNN (--rust). "
         "Arguments after -- select the tests (for example: -- -m stateful).",
     )
     how = parser.add_mutually_exclusive_group()
