@@ -91,12 +91,15 @@ def parse(argv: list[str], prog: str = "paged-gate") -> Options:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1 :]
     a = parser(prog).parse_args(argv)
-    absolute = lambda p: None if p is None else str(Path(p).resolve())  # noqa: E731
     return Options(
         impl=a.impl, xfails=absolute(a.xfails), replay=absolute(a.replay), vectors=a.vectors, transcript_out=absolute(a.transcript_out),
         all_failures=a.all_failures, mutmut=a.mutmut, profile=a.profile, exhaustive=a.exhaustive, depth=a.depth,
         junit_xml=absolute(a.junit_xml), extra=extra,
     )
+
+
+def absolute(path: str | None) -> str | None:
+    return None if path is None else str(Path(path).resolve())
 
 
 def environment() -> None:

@@ -22,12 +22,11 @@ from wire.transcript import read
 
 from paged_gate.exhaustive import explored
 from paged_gate.locate import suite_root, vectors_dir
-from paged_gate.transcripts import explain, keep
+from paged_gate.transcripts import OTHER_PROFILE, explain, keep
 from paged_gate.verdict import short
 from oracle.profile import Profile
 
 PYTHON_SURFACE = "Python surface"  # the start of conftest's skip reason for a driver
-OTHER_PROFILE = "written for"  # the start of a vector's skip reason when written for other profile values
 MACHINE = "tests/test_stateful.py::TestCacheMachine::runTest"  # the general machine: its failures shrink to a minimal sequence
 KINDS = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 MEANING = {2: "interrupted or collection error", 3: "pytest internal error", 4: "usage error", 5: "no tests collected"}
