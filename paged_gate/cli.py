@@ -24,6 +24,7 @@ such as tests/test_catalog.py are relative to it).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -45,6 +46,9 @@ from paged_gate.transcripts import keep, replay_files
 from paged_gate.verdict import Step, passed, render
 
 
+SUITE_NEEDS = ("pytest", "hypothesis", "xdist")  # what the conformance suite imports beyond the package's own dependencies
+
+
 @dataclass
 class Options:
     """The parsed command line; `extra` is what follows `--`, for pytest."""
@@ -63,13 +67,22 @@ class Options:
     extra: list[str]
 
     @property
+    def runs_suite(self) -> bool:
+        """The conformance suite (pytest) is a step: neither --vectors, --replay nor --exhaustive."""
+        return not (self.replay or self.vectors or self.exhaustive)
+
+    @property
     def ours(self) -> bool:
         """Our own paged, gated whole: the planted mutants too."""
-        return self.impl == "paged" and not (self.replay or self.vectors or self.exhaustive)
+        return self.impl == "paged" and self.runs_suite
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").split("\n\n")[0])
+    usage = (__doc__ or "").split("\n\n", 1)[1].replace("paged-gate", prog)
+    p = argparse.ArgumentParser(
+        prog=prog, description="The gate a port's CI calls: one command, a short verdict, the exit code is the verdict.",
+        epilog=usage, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--impl", default="paged", help="module under test (exports PagedKVCache, OutOfBlocks), or exec:CMD for a driver; default: paged")
     p.add_argument("--xfails", metavar="FILE", help="tests expected to fail: one node id a line, each with '# reason'")
     p.add_argument("--replay", metavar="FILE", help="replay one transcript against the implementation, and nothing else")
@@ -152,6 +165,10 @@ def main(argv: list[str] | None = None, prog: str = "paged-gate") -> int:
     o = parse(sys.argv[1:] if argv is None else argv, prog)
     environment()
     start = time.monotonic()
+    missing = [m for m in SUITE_NEEDS if o.runs_suite and importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"\n=== gate verdict for {o.impl}: CANNOT RUN ===\nthe conformance suite needs {', '.join(missing)}: pip install 'paged-kv-cache[test]' (docs/GATING.md)")
+        return 2
     if o.mutmut and checkout() is None:
         print(f"\n=== gate verdict for {o.impl}: CANNOT RUN ===\n--mutmut scores our own suite's mutants: run it from a source checkout (ci/gate --mutmut)")
         return 2
@@ -179,7 +196,7 @@ def main(argv: list[str] | None = None, prog: str = "paged-gate") -> int:
         print(f"the failure's transcript: {out}")
     if o.ours and checkout() is None:
         print("(planted mutants: not run; they score our own suite from a source checkout: ci/gate)")
-    elif not o.ours and not (o.replay or o.vectors or o.exhaustive):
+    elif not o.ours and o.runs_suite:
         print("(for --impl, the conformance suite is the verdict; mutation scores measure our own suite)")
     if o.junit_xml:
         junit.write(Path(o.junit_xml), done)
