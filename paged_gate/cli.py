@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -105,7 +106,7 @@ def parse(argv: list[str], prog: str = "paged-gate") -> Options:
         argv, extra = argv[:cut], argv[cut + 1 :]
     a = parser(prog).parse_args(argv)
     return Options(
-        impl=a.impl, xfails=absolute(a.xfails), replay=absolute(a.replay), vectors=a.vectors, transcript_out=absolute(a.transcript_out),
+        impl=anchored(a.impl), xfails=absolute(a.xfails), replay=absolute(a.replay), vectors=a.vectors, transcript_out=absolute(a.transcript_out),
         all_failures=a.all_failures, mutmut=a.mutmut, profile=a.profile, exhaustive=a.exhaustive, depth=a.depth,
         junit_xml=absolute(a.junit_xml), extra=extra,
     )
@@ -113,6 +114,15 @@ def parse(argv: list[str], prog: str = "paged-gate") -> Options:
 
 def absolute(path: str | None) -> str | None:
     return None if path is None else str(Path(path).resolve())
+
+
+def anchored(impl: str) -> str:
+    """An `exec:` command whose words that name a file here made absolute (the suite starts the driver
+    from its own folder); a module name, or a folder (`--impl paged` in a checkout), as it is."""
+    if not impl.startswith("exec:"):
+        return impl
+    words = shlex.split(impl[5:])
+    return "exec:" + shlex.join(str(Path(w).resolve()) if not w.startswith("-") and Path(w).is_file() else w for w in words)
 
 
 def environment() -> None:

@@ -56,6 +56,20 @@ def test_every_option_parses_and_paths_become_absolute(tmp_path: Path, monkeypat
     assert (plain.impl, plain.ours, plain.depth, plain.transcript_out, plain.extra) == ("paged", True, 6, None, [])
 
 
+def test_an_exec_command_names_its_files_absolutely(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite starts a driver from its own folder, so the words of exec:CMD that name a file here are
+    made absolute; other words (a program on PATH, options, module names, folders) are kept."""
+    (tmp_path / "target").mkdir()
+    (tmp_path / "paged").mkdir()
+    (tmp_path / "target" / "driver").write_text("")
+    (tmp_path / "my driver.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert parse(["--impl", "exec:./target/driver --allocation=lowest-free"]).impl == f"exec:{tmp_path / 'target' / 'driver'} --allocation=lowest-free"
+    assert parse(["--impl", "exec:python 'my driver.py' -m x"]).impl == f"exec:python '{tmp_path / 'my driver.py'}' -m x"
+    assert parse(["--impl", "exec:paged-driver --impl paged"]).impl == "exec:paged-driver --impl paged"
+    assert parse(["--impl", "broken_allocation"]).impl == "broken_allocation"
+
+
 def test_the_vectors_are_found_where_the_tests_look_for_them() -> None:
     assert vectors_dir() == suite_root() / "ci" / "vectors"
     assert (suite_root() / "tests" / Path(__file__).name).is_file() and (suite_root() / "pyproject.toml").is_file()
