@@ -4,7 +4,8 @@ a transcript at the named place, and a replay of that transcript that fails on t
 passes on ours. The FAIL path runs the gate as a command, on a small selection of the suite, in seconds.
 
 Marked `gate`: mutmut's selection leaves these out (the gate's subprocesses import the unmutated
-paged, so they cannot see a mutant and only cost time there).
+paged, so they cannot see a mutant and only cost time there). They test our tooling, not the
+implementation under test, so a gate of another implementation skips them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import harness
 from paged_gate import junit
 from paged_gate.cli import main, parse
 from paged_gate.conformance import Outcomes
@@ -24,6 +26,8 @@ from paged_gate.locate import scripts_first, suite_root, vector_files, vectors_d
 from paged_gate.verdict import Case, Step, short
 
 pytestmark = pytest.mark.gate
+if harness.impl_name() != "paged":  # one skip for the module, as test_engines does
+    pytest.skip("the gate's own tests: run with --impl=paged", allow_module_level=True)
 
 EXAMPLES = suite_root() / "ci" / "examples"
 BROKEN = ["broken_allocation", "broken_copy_one_layer"]
