@@ -171,17 +171,23 @@ def steps(o: Options, profile: Profile, out: Path, work: Path, prog: str) -> lis
     return done
 
 
+def cannot_run(o: Options, why: str) -> int:
+    """The verdict when the gate cannot run (exit 2), in the JUnit XML too, as an error."""
+    print(f"\n=== gate verdict for {o.impl}: CANNOT RUN ===\n{why}")
+    if o.junit_xml:
+        junit.write(Path(o.junit_xml), [Step("gate", False, f"CANNOT RUN: {why}")])
+    return 2
+
+
 def main(argv: list[str] | None = None, prog: str = "paged-gate") -> int:
     o = parse(sys.argv[1:] if argv is None else argv, prog)
     environment()
     start = time.monotonic()
     missing = [m for m in SUITE_NEEDS if o.runs_suite and importlib.util.find_spec(m) is None]
     if missing:
-        print(f"\n=== gate verdict for {o.impl}: CANNOT RUN ===\nthe conformance suite needs {', '.join(missing)}: pip install 'paged-kv-cache[test]' (docs/GATING.md)")
-        return 2
+        return cannot_run(o, f"the conformance suite needs {', '.join(missing)}: pip install 'paged-kv-cache[test]' (docs/GATING.md)")
     if o.mutmut and checkout() is None:
-        print(f"\n=== gate verdict for {o.impl}: CANNOT RUN ===\n--mutmut scores our own suite's mutants: run it from a source checkout (ci/gate --mutmut)")
-        return 2
+        return cannot_run(o, "--mutmut scores our own suite's mutants: run it from a source checkout (ci/gate --mutmut)")
     problem = unreachable(o.impl)
     own = ""
     try:
@@ -190,8 +196,7 @@ def main(argv: list[str] | None = None, prog: str = "paged-gate") -> int:
     except (ProfileError, DriverError) as exc:
         problem = f"profile: {exc}"
     if problem:
-        print(f"\n=== gate verdict for {o.impl}: CANNOT RUN ===\n{problem}")
-        return 2
+        return cannot_run(o, problem)
     source = "given by --profile" if o.profile is not None else ("declared by the implementation" if own else "the default")
     print(f"profile: {profile.describe()} ({source})")
     if o.profile is not None:

@@ -138,10 +138,11 @@ def test_junit_lists_every_case_and_merges_pytest_report(tmp_path: Path) -> None
     assert [[e.tag for e in c] for c in suites[3]] == [["error"]]
 
 
-def test_an_unreachable_implementation_cannot_run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unreachable_implementation_cannot_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PATH", os.environ.get("PATH", ""))  # main() puts the scripts folder first: undone after the test
-    assert main(["--impl", "no_such_module_anywhere", "--vectors"]) == 2
-    assert "CANNOT RUN" in capsys.readouterr().out
+    assert main(["--impl", "no_such_module_anywhere", "--vectors", "--junit-xml", str(tmp_path / "j.xml")]) == 2
+    assert "=== gate verdict for no_such_module_anywhere: CANNOT RUN ===" in capsys.readouterr().out
+    assert [c.get("name") for c in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")] == ["gate"]
 
 
 @pytest.mark.parametrize("broken", BROKEN)
