@@ -18,11 +18,12 @@ from typing import Any
 import pytest
 
 import harness
+from paged_gate.locate import vector_files, vectors_dir
 from wire.client import Session
 from wire.transcript import read, replay, written_for_another
 
-VECTORS = Path(__file__).resolve().parent.parent / "ci" / "vectors"
-FILES = sorted(VECTORS.glob("*.txt"))
+VECTORS = vectors_dir()  # the checkout's ci/vectors, or the copy an installed gate ships
+FILES = vector_files()
 
 
 def params(widths: bool) -> list[Any]:

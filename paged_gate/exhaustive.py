@@ -1,0 +1,29 @@
+"""The bounded exhaustive explorer (wire/explore.py) as a gate step: every call sequence of at most
+a given number of calls on tiny pools, and a failure's shortest sequence as a transcript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from paged_gate.verdict import Case
+
+
+def explored(impl: str, depth: int, transcript_out: Path, time_limit: float | None, profile: str | None) -> tuple[bool, str, Path | None, list[Case]]:
+    """(passed, the verdict's lines, the failure's transcript or None, one case a geometry)."""
+    from wire import explore
+
+    transcript_out.unlink(missing_ok=True)
+    results = explore.run(
+        impl, depth, profile=profile, time_limit=time_limit,
+        progress=lambda g, level: print(f"  {g}: depth {level.depth}: {level.states:,} states, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True),
+    )
+    ok, lines = explore.report(results, impl, str(transcript_out))
+    cases = [
+        Case(
+            "exhaustive", str(r.geometry), r.seconds,
+            failure=None if r.failure is None else f"after {r.failure.calls} calls: {r.failure.what}",
+            skipped=(r.stopped or None) if not r.states else None,
+        )
+        for r in results
+    ]
+    return ok, "\n      ".join(["", *lines]), transcript_out.resolve() if transcript_out.exists() else None, cases

@@ -1,0 +1,95 @@
+"""Transcripts (docs/PROTOCOL.md, "Transcripts"): replaying them against the implementation under
+test (the conformance vectors, `--replay FILE`), and the one a failing gate leaves at its named
+place (`--transcript-out`, else a new temporary folder) for the port author to replay."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from oracle.profile import Profile
+from wire.client import DriverError, Session
+from wire.codec import ProtocolError
+from wire.transcript import Transcript, read, replay, written_for_another
+
+from paged_gate.verdict import Case
+
+OTHER_PROFILE = "written for"  # how written_for_another's reason starts: a file for other profile values
+
+
+def explain(path: Path, impl: str, profile: Profile) -> list[str]:
+    """Replay a transcript against impl: the first answer that differs, or that none does."""
+    try:
+        transcript = read(path)
+        session = Session(impl)
+    except (OSError, ProtocolError, DriverError) as exc:
+        return [f"  (could not replay {path}: {exc})"]
+    try:
+        mismatch = replay(transcript, session.send, exact_ids=profile.exact_ids)
+    except DriverError as exc:
+        return [f"  replaying it: {exc}"]
+    finally:
+        session.close()
+    if mismatch is None:
+        return ["  replayed, every answer matches the oracle's: the failure is in what the wire cannot show (see its message)"]
+    return ["  the first answer that differs, replaying it:", f"    {mismatch}"]
+
+
+def replay_one(path: Path, impl: str, profile: Profile) -> Case:
+    """One transcript in a fresh session: a case that failed (with the first answer that differs, or the
+    driver's fault), was skipped (a capability or profile value it was not written for) or passed."""
+    start = time.monotonic()
+    transcript: Transcript = read(path)
+    case = Case("vectors", path.stem)  # a vector's id names several files, one for each profile value it is written for
+    try:
+        session = Session(impl)
+        try:
+            missing = set(transcript.requires) - session.capabilities
+            other = written_for_another(transcript, profile)
+            mismatch = None if missing or other else replay(transcript, session.send, exact_ids=profile.exact_ids)
+        finally:
+            session.close()
+    except DriverError as exc:
+        case.failure = str(exc)
+    else:
+        if missing or other:
+            case.skipped = other or "needs " + ", ".join(sorted(missing))
+        elif mismatch is not None:
+            meta = transcript.meta
+            case.failure = f"{meta.get('comment', '')} [{meta.get('flags', '')}]\n{mismatch}"
+    case.seconds = time.monotonic() - start
+    return case
+
+
+def replay_files(impl: str, paths: list[Path], profile: Profile) -> tuple[bool, str, list[Case]]:
+    """Replay transcripts, each in a fresh session: (every one matched, the verdict's lines listing each
+    that differs, one case a transcript). An unreadable transcript is a failed case."""
+    cases: list[Case] = []
+    for path in paths:
+        try:
+            cases.append(replay_one(path, impl, profile))
+        except (OSError, ProtocolError) as exc:
+            cases.append(Case("vectors", path.stem, failure=f"cannot read {path}: {exc}"))
+    failed = [c for c in cases if c.failure is not None]
+    skipped = [c for c in cases if c.skipped is not None]
+    others = [c for c in skipped if c.skipped and c.skipped.startswith(OTHER_PROFILE)]
+    lines = [
+        f"{len(cases) - len(failed) - len(skipped)} of {len(cases)} transcripts match, {len(failed)} differ, {len(skipped)} skipped"
+        f" ({len(others)} written for other profile values)"
+    ]
+    for case in cases:
+        if case.skipped is not None and case not in others:
+            lines.append(f"  skipped {case.name}: {case.skipped}")
+        elif case.failure is not None:
+            first, _, rest = case.failure.partition("\n")
+            lines.append(f"  FAILED {case.name}: {first}" + (f"\n    {rest}" if rest else ""))
+    return not failed, "\n".join(lines), cases
+
+
+def keep(source: Path, out: Path) -> Path:
+    """Copy a transcript (a failing vector, say) to the gate's named place, and return that place."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if source.resolve() != out.resolve():
+        shutil.copyfile(source, out)
+    return out.resolve()

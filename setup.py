@@ -1,0 +1,39 @@
+"""The build hook for the wheel: a copy of the verification suite goes inside the package, so that
+`pip install <this repository>` gives a `paged-gate` that runs from any folder.
+
+The configuration is pyproject.toml's; this file only extends build_py. SUITE is what the suite
+needs of the checkout, copied into `paged_gate/_suite/` with the checkout's layout (the tests find
+ci/vectors and ci/examples beside tests/, and pytest reads the copied pyproject.toml), where
+paged_gate.locate finds it. An editable install copies nothing: the checkout is the suite.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+SUITE = ("pyproject.toml", "tests", "ci/vectors", "ci/bench", "ci/examples")
+LEFT_OUT = ("__pycache__", "*.pyc", "rust", ".hypothesis", ".pytest_cache")  # ci/examples/rust: the Rust port, built by cargo
+
+
+class BuildWithSuite(build_py):
+    def run(self) -> None:
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        target = Path(self.build_lib) / "paged_gate" / "_suite"
+        shutil.rmtree(target, ignore_errors=True)
+        for name in SUITE:
+            source = ROOT / name
+            if source.is_dir():
+                shutil.copytree(source, target / name, ignore=shutil.ignore_patterns(*LEFT_OUT))
+            else:
+                (target / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target / name)
+
+
+setup(cmdclass={"build_py": BuildWithSuite})
