@@ -37,10 +37,23 @@ class OutOfBlocks(RuntimeError):
 
 
 MAX_BLOCKS = 2**31 - 1  # block ids are the int32 of block_table
-# A pool (K and V) of this many bytes or more is MemoryError: no 64-bit address space holds it. A
-# smaller pool the machine will not give is MemoryError too, but that depends on the machine and
-# the model allocates nothing, so it never raises it.
+# A pool (K and V) of this many bytes or more is MemoryError: no 64-bit address space holds it.
 POOL_BYTES_LIMIT = 2**63
+
+
+def _ask_for_memory(pool_bytes: int) -> None:
+    """MemoryError unless the machine would give two pools of this many bytes (K and V).
+
+    The model stores no pool, so it asks: two arrays of the pools' size at once, never touched (the
+    OS maps pages on first touch) and dropped at once. Whether memory is to be had depends on the
+    machine, and this is the machine's own answer, the one an implementation that allocates gets.
+    """
+    try:
+        k = np.empty(pool_bytes, dtype=np.uint8)
+        v = np.empty(pool_bytes, dtype=np.uint8)
+    except (MemoryError, ValueError):
+        raise MemoryError(f"two pools of {pool_bytes} bytes cannot be allocated") from None
+    del k, v
 
 
 def _integer(value: Any, what: str) -> int:
@@ -92,8 +105,10 @@ class ModelKVCache:
                 raise ValueError("num_blocks must be at most 2^31 - 1: block ids are int32")
         if not isinstance(prefix_caching, bool):
             raise TypeError(f"prefix_caching must be a bool, got {prefix_caching!r}")
-        if 4 * math.prod(int(s) for s in sizes) >= POOL_BYTES_LIMIT:  # before anything of num_blocks' size is built
+        pool_bytes = 2 * math.prod(int(s) for s in sizes)  # float16: 2 bytes a value, a pool for K and one for V
+        if 2 * pool_bytes >= POOL_BYTES_LIMIT:  # before anything of num_blocks' size is built
             raise MemoryError("K and V need 4 * N * B * L * H * D bytes: 2^63 or more")
+        _ask_for_memory(pool_bytes)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = (int(s) for s in sizes)
         self.prefix_caching = prefix_caching
         self.profile = profile or Profile()
