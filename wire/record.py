@@ -73,7 +73,7 @@ class Recorder:
                 continue
             before = {h: len(log) for h, log in ended(reference).items()}
             response = reference.handle(request)[0]
-            if name == "new" and response.startswith("ok "):
+            if name == "new" and key is not None and response.startswith("ok "):
                 handles[key] = response.split(" ")[1]
             out.steps.append((request, response))
             for handle, log in ended(reference).items():
