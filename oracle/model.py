@@ -36,6 +36,26 @@ class OutOfBlocks(RuntimeError):
     """The model's own OutOfBlocks; tests match it to the implementation's."""
 
 
+MAX_BLOCKS = 2**31 - 1  # block ids are the int32 of block_table
+# A pool (K and V) of this many bytes or more is MemoryError: no 64-bit address space holds it.
+POOL_BYTES_LIMIT = 2**63
+
+
+def _ask_for_memory(pool_bytes: int) -> None:
+    """MemoryError unless the machine would give two pools of this many bytes (K and V).
+
+    The model stores no pool, so it asks: two arrays of the pools' size at once, never touched (the
+    OS maps pages on first touch) and dropped at once. Whether memory is to be had depends on the
+    machine, and this is the machine's own answer, the one an implementation that allocates gets.
+    """
+    try:
+        k = np.empty(pool_bytes, dtype=np.uint8)
+        v = np.empty(pool_bytes, dtype=np.uint8)
+    except (MemoryError, ValueError):
+        raise MemoryError(f"two pools of {pool_bytes} bytes cannot be allocated") from None
+    del k, v
+
+
 def _integer(value: Any, what: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{what} must be an integer, got {value!r}")
@@ -78,11 +98,17 @@ class ModelKVCache:
     ) -> None:
         sizes = [num_blocks, block_size, n_layers, n_kv_heads, d_head]
         names = ["num_blocks", "block_size", "n_layers", "n_kv_heads", "d_head"]
-        for name, size in zip(names, sizes):
+        for name, size in zip(names, sizes):  # argument by argument: each one's type, then its value
             if _integer(size, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+            if name == "num_blocks" and size > MAX_BLOCKS:
+                raise ValueError("num_blocks must be at most 2^31 - 1: block ids are int32")
         if not isinstance(prefix_caching, bool):
             raise TypeError(f"prefix_caching must be a bool, got {prefix_caching!r}")
+        pool_bytes = 2 * math.prod(int(s) for s in sizes)  # float16: 2 bytes a value, a pool for K and one for V
+        if 2 * pool_bytes >= POOL_BYTES_LIMIT:  # before anything of num_blocks' size is built
+            raise MemoryError("K and V need 4 * N * B * L * H * D bytes: 2^63 or more")
+        _ask_for_memory(pool_bytes)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = (int(s) for s in sizes)
         self.prefix_caching = prefix_caching
         self.profile = profile or Profile()
@@ -224,10 +250,12 @@ class ModelKVCache:
     def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
         sid = self._live(seq_id)
         li = self._layer(layer)
-        k = _real_array(k, "k")
+        k = _real_array(k, "k")  # k wholly (real, then 3-D) before v
+        if k.ndim != 3:
+            raise ValueError("k must be 3-D")
         v = _real_array(v, "v")
-        if k.ndim != 3 or v.ndim != 3 or k.shape != v.shape:
-            raise ValueError("k and v must be 3-D arrays of one shape")
+        if v.ndim != 3 or k.shape != v.shape:
+            raise ValueError("v must be 3-D, of k's shape")
         if k.shape[0] != self.n_kv_heads or k.shape[2] != self.d_head or k.shape[1] == 0:
             raise ValueError(f"bad chunk shape {k.shape}")
         table = self.tables[sid]

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .allocator import BlockAllocator
-from .checks import as_chunk, as_int, as_sizes, as_tokens
+from .checks import as_chunk, as_int, as_sizes, as_tokens, zeroed_pools
 from .copying import copy_cache
 from .errors import OutOfBlocks
 from .prefix import Node, PrefixIndex
@@ -130,8 +130,7 @@ class PagedKVCache:
         sizes = as_sizes((num_blocks, block_size, n_layers, n_kv_heads, d_head), prefix_caching)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
-        self._k: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
-        self._v: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
+        self._k, self._v = zeroed_pools(shape)  # MemoryError when the machine will not give them
         # Each layer's `[H, N, B, D]` view of the pools, one list item per layer: a list lookup
         # instead of a new NumPy view on every append and gather.
         self._layers = list(zip(self._k, self._v))

@@ -3,6 +3,7 @@
 Each check either returns the normalised value or raises before the cache changes.
 """
 
+import math
 import operator
 from typing import Any
 
@@ -20,16 +21,46 @@ def as_int(value: object, what: str) -> int:
         raise TypeError(f"{what} must be an integer, got {type(value).__name__}") from None
 
 
+MAX_BLOCKS = 2**31 - 1  # block ids are the int32 of block_table (CONTRACT.md, Integer ranges)
+POOL_BYTES_LIMIT = 2**63  # a pool of this many bytes or more is never allocated: no 64-bit address space holds it
+
+
 def as_sizes(sizes: tuple[object, ...], prefix_caching: object) -> tuple[int, int, int, int, int]:
-    """The constructor's (num_blocks, block_size, n_layers, n_kv_heads, d_head): integers of at least 1;
-    `prefix_caching` a bool."""
+    """The constructor's (num_blocks, block_size, n_layers, n_kv_heads, d_head): integers of at least 1,
+    num_blocks at most 2^31 - 1; `prefix_caching` a bool. Argument by argument (CONTRACT.md, "Which
+    error wins"): each size's type, then its value, before the next size is looked at."""
     names = ("num_blocks", "block_size", "n_layers", "n_kv_heads", "d_head")
-    n, b, l, h, d = (as_int(size, name) for size, name in zip(sizes, names))
-    if min(n, b, l, h, d) < 1:
-        raise ValueError(f"sizes must be at least 1, got (num_blocks, block_size, L, H, D) = {(n, b, l, h, d)}")
+    out = []
+    for size, name in zip(sizes, names):
+        value = as_int(size, name)
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, got {value}")
+        if name == "num_blocks" and value > MAX_BLOCKS:
+            raise ValueError(f"num_blocks must be at most 2^31 - 1 (block ids are int32), got {value}")
+        out.append(value)
     if not isinstance(prefix_caching, bool):
         raise TypeError(f"prefix_caching must be a bool, got {type(prefix_caching).__name__}")
+    n, b, l, h, d = out
     return n, b, l, h, d
+
+
+def zeroed_pools(shape: tuple[int, ...]) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
+    """A cache's K and V pools: two zeroed float16 arrays of `shape`, or MemoryError naming the bytes.
+
+    Both pools together need 4 bytes a position of every layer and head, 4 * N * B * L * H * D;
+    at 2^63 or more that is MemoryError without trying (CONTRACT.md, "A pool too large to
+    allocate"). NumPy refuses a size it cannot index with ValueError ("array is too big") and
+    memory the machine will not give with MemoryError; the contract has one kind for both.
+    np.zeros maps the pages lazily, so a large pool that is mostly unused costs address space,
+    not memory.
+    """
+    nbytes = 4 * math.prod(shape)
+    if nbytes >= POOL_BYTES_LIMIT:
+        raise MemoryError(f"a pool of shape {shape}, K and V, needs {nbytes} bytes: 2^63 or more")
+    try:
+        return np.zeros(shape, dtype=np.float16), np.zeros(shape, dtype=np.float16)
+    except (MemoryError, ValueError):
+        raise MemoryError(f"cannot allocate a pool of shape {shape}, K and V: {nbytes} bytes") from None
 
 
 def as_tokens(tokens: object) -> list[int]:

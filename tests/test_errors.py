@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 import harness
 from assertions import assert_equal
-from programs import GEOMETRY, OP, new_cache, public_blocks_needed, run_program
+from harness import assert_matches_model, snapshot
+from programs import GEOMETRY, OP, both, new_cache, public_blocks_needed, run, run_program
 from strategies import INPUT_DTYPES, make_chunk
 
 AFTER_CLOSE: list[Any] = [
@@ -178,3 +179,91 @@ def test_a_closed_and_collected_cache_reports_nothing(impl: ModuleType) -> None:
     finally:
         sys.unraisablehook = previous
     assert not reported, f"clean-up raised: {[str(r.exc_value) for r in reported]}"
+
+
+# -- which error wins, and a pool too large to allocate ------------------------------------------
+
+_ok = np.zeros((2, 1, 3), dtype=np.float32)
+_complex = _ok.astype(np.complex64)
+# CONTRACT.md "Which error wins", where a TypeError meets another error: rows a driver cannot be sent
+# (the vectors error-precedence and prefix-precedence check the rest). Each argument is checked
+# wholly, type then value, before the next; the id before the layer, k before v, types of every
+# token before their values.
+PRECEDENCE: list[Any] = [
+    ("bool layer on an unknown id", lambda c: c.append(99, True, _ok, _ok)),
+    ("complex k on a freed id", lambda c: c.append(3, 0, _complex, _complex)),
+    ("complex k on a bad layer", lambda c: c.append(0, 2, _complex, _complex)),
+    ("str layer with a 2-D k", lambda c: c.append(0, "0", _ok[0], _ok)),
+    ("2-D k before a complex v", lambda c: c.append(0, 0, _ok[0], _complex)),
+    ("complex k before a 2-D v", lambda c: c.append(0, 0, _complex, _ok[0])),
+    ("float layer on a freed id", lambda c: c.gather(3, 0.0)),
+    ("bool child of an unknown parent", lambda c: c.fork(99, True)),
+    ("float parent onto a live child", lambda c: c.fork(1.0, 1)),
+    ("bool token on a live id", lambda c: c.add_seq(0, [True])),
+    ("a negative token before a bool one", lambda c: c.add_seq(9, [-1, True])),
+    ("bool token on an unknown id", lambda c: c.extend(99, [True])),
+    ("tokens that are no list, on an unknown id", lambda c: c.extend(99, 5)),
+]
+
+
+def _error_of(call: Callable[[], object]) -> type[BaseException]:
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the error's type is the answer
+        return type(exc)
+    raise AssertionError("the oracle accepted a call that breaks two rules")
+
+
+@pytest.mark.python_surface
+@pytest.mark.parametrize("case, call", PRECEDENCE, ids=[case for case, _ in PRECEDENCE])
+def test_which_error_wins_with_a_type_error(impl: ModuleType, case: str, call: Callable[[Any], object]) -> None:
+    """Two faults in one call get the oracle's error type (the contract's order), and change nothing."""
+    cache, model = both(impl, 6, 2, 2, 2, 3)
+    for c in (cache, model):
+        for s in (0, 3):
+            c.add_seq(s)
+        c.append(0, 0, *make_chunk(2, 3, 3, 1, "float16"))
+        c.fork(0, 1)
+        c.free(3)
+    want = _error_of(lambda: call(model))
+    before = snapshot(cache, [0, 1], 2)
+    with pytest.raises(Exception) as got:
+        call(cache)
+    assert got.type is want, f"{case}: raised {got.type.__name__} ({got.value}), but the contract's order gives {want.__name__}"
+    assert_equal("snapshot(cache, [0, 1], 2)", snapshot(cache, [0, 1], 2), before, f"{case} changed the cache")
+
+
+CONSTRUCTOR_PRECEDENCE: list[tuple[Any, ...]] = [
+    (0, True, 1, 1, 1),  # num_blocks's value before block_size's type
+    (-1, 1, 1, 1, "x"),
+    (2**31, 1.0, 1, 1, 1),  # num_blocks past 2^31 - 1 before block_size's type
+    (1.5, 0, 1, 1, 1),
+    (4, 2, 1, 1, 0, "prefix_caching=1"),  # the sizes before prefix_caching
+    (4, 2, 1, 1, 1.0, "prefix_caching=1"),
+    (2**31 - 1, 2**31 - 1, 1, 1, True),  # d_head's type before memory
+]
+
+
+@pytest.mark.python_surface
+@pytest.mark.parametrize("sizes", CONSTRUCTOR_PRECEDENCE, ids=map(repr, CONSTRUCTOR_PRECEDENCE))
+def test_which_constructor_error_wins(impl: ModuleType, sizes: tuple[Any, ...]) -> None:
+    """The constructor checks its sizes one after another, type then value, then prefix_caching, then memory."""
+    kwargs = {"prefix_caching": 1} if sizes[-1] == "prefix_caching=1" else {}
+    sizes = sizes[:5]
+    want = _error_of(lambda: harness.model(*sizes, **kwargs))
+    with pytest.raises(Exception) as got:
+        impl.PagedKVCache(*sizes, **kwargs)
+    assert got.type is want, f"PagedKVCache{sizes}: raised {got.type.__name__} ({got.value}), but the contract's order gives {want.__name__}"
+
+
+def test_a_pool_too_large_to_allocate_is_memory_error(impl: ModuleType) -> None:
+    """CONTRACT.md "A pool too large to allocate": K and V of 2^60 bytes (2^30 blocks of 2^28 positions),
+    which no machine maps (x86-64 and arm64 address at most 2^57 bytes), and of 2^63 bytes or more, are
+    MemoryError (a driver's out_of_memory, never an abort), and the implementation goes on."""
+    for sizes in ((2**30, 2**28, 1, 1, 1), (2**31 - 1, 2**31 - 1, 1, 1, 1), (1, 2**61, 1, 1, 1)):
+        with pytest.raises(MemoryError):
+            impl.PagedKVCache(*sizes)
+    cache, model = both(impl, 4, 2, 1, 1, 1)
+    run((cache, model), "add_seq", 0)
+    run((cache, model), "append", 0, 0, *make_chunk(1, 3, 1, 2, "float16"))
+    assert_matches_model(cache, model, [0])

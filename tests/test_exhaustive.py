@@ -192,3 +192,23 @@ def test_a_wrong_error_kind_is_a_two_call_failure(tmp_path: Path) -> None:
     ok, lines = explore.report([result], "live_again", str(tmp_path / "t.txt"))
     assert not ok and (tmp_path / "t.txt").exists()
     assert any("shortest failing sequence (2 calls" in line for line in lines)
+
+
+class _ParentAfterChild(paged.PagedKVCache):
+    """paged's cache, where fork checks the child before the parent (CONTRACT.md "Which error wins": the parent first)."""
+
+    def fork(self, parent: int, child: int) -> None:
+        if child in self._seqs:
+            raise ValueError(f"sequence {child} is already live")
+        super().fork(parent, child)
+
+
+def test_two_faults_in_one_call_are_tried() -> None:
+    """An unknown parent onto a live child must be unknown_sequence: the explorer sends that call, and a
+    cache with the other order fails it after the one call that makes the child live."""
+    module = SimpleNamespace(PagedKVCache=_ParentAfterChild, OutOfBlocks=paged.OutOfBlocks, __name__="parent_after_child")
+    result = explore.explore(explore.ModulePort(module), BASE, 3)
+    assert result.failure is not None and result.failure.calls == 2, result.failure
+    (first, second) = result.failure.path
+    assert first[0] == "add_seq" and second == ("fork", second[1], first[1]), result.failure.path
+    assert "unknown_sequence" in result.failure.what, result.failure.what

@@ -122,7 +122,8 @@ class DriverProcess:
             return rest.split(" ") if rest else []
         if head == "err":
             kind, _, message = rest.partition(" ")
-            error = {"out_of_blocks": outcome.OutOfBlocks, "unknown_sequence": KeyError, "invalid_argument": ValueError}.get(kind)
+            error = {"out_of_blocks": outcome.OutOfBlocks, "unknown_sequence": KeyError, "invalid_argument": ValueError,
+                     "out_of_memory": MemoryError}.get(kind)
             if error is not None:
                 raise error(message)
             raise DriverError(f"driver {self.command!r}: request {shorten(line)!r} answered {shorten(response)!r}")

@@ -13,8 +13,11 @@ writes it in the port's terms, as the wire requests with the oracle's answers.
 The calls: add_seq, fork, append with T from 1 to B + 1 in every layer, free, close, and the
 error table's bad inputs that a driver can be sent: a bad layer (L and -1), a live child (and
 a fork onto itself), unknown ids (every verb that takes one), bad shapes (2-D, k and v shapes
-differ, wrong H, wrong D), T = 0, and every call after close. With prefix caching: prompts over
-a two-token vocabulary, extend by one token, negative tokens, and eviction (the pools are tiny).
+differ, wrong H, wrong D), T = 0, and every call after close. Then two faults in one call, whose
+answer CONTRACT.md's "Which error wins" pins: an unknown id with a bad layer or a bad shape, and
+an unknown parent onto a live child. With prefix caching: prompts over a two-token vocabulary,
+extend by one token, negative tokens (also on an unknown id, and in a live id's add_seq), and
+eviction (the pools are tiny).
 
 Cloning instead of replaying from the root: a Python module's cache is deep-copied (a cache
 that cannot be is rebuilt by replaying its path; a failure is confirmed on a fresh cache, and
@@ -135,7 +138,7 @@ def actions(model: Any, g: Geometry) -> list[Action]:
     out += [("add_seq", s) for s in live]  # a live id added again
     for p in ids:  # every fork of one id onto another: the child live or not, the parent unknown or not
         for c in ids:
-            if p != c and not (p in dead and c in live):  # never two faults in one call (their order is not pinned)
+            if p != c and not (p in dead and c in live):  # one fault at most here; two below
                 out.append(("fork", p, c))
     out += [("fork", s, s) for s in live]  # onto itself: a live child
     for s in live:
@@ -155,7 +158,25 @@ def actions(model: Any, g: Geometry) -> list[Action]:
             out.append(("extend", s, (-1,)))
     if g.prefix_caching and dead:
         out.append(("add_seq", dead[0], (0, -1)))
+    out += two_faults(live, dead, g)
     out.append(("close",))
+    return out
+
+
+def two_faults(live: list[int], dead: list[int], g: Geometry) -> list[Action]:
+    """Calls that break two rules at once (CONTRACT.md "Which error wins": the id first): an unknown id
+    (the first) with a bad layer or each bad shape; an unknown parent onto each live child; with prefix
+    caching, an unknown id with a negative token and a live id with one."""
+    out: list[Action] = []
+    if dead:
+        s = dead[0]
+        out += [("append", s, g.n_layers, 1), ("gather", s, -1), ("seq_len", s, g.n_layers)]
+        out += [("bad_chunk", s, kind) for kind in BAD_CHUNKS]
+        out += [("fork", s, c) for c in live]
+        if g.prefix_caching:
+            out.append(("extend", s, (-1,)))
+    if g.prefix_caching and live:
+        out.append(("add_seq", live[0], (0, -1)))
     return out
 
 

@@ -23,7 +23,7 @@ class Recorder:
     """The calls the tests make, as wire requests, since the current example began."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[int, str, list[str]] | str] = []  # (cache key, verb, fields), or a note
+        self.calls: list[tuple[int | None, str, list[str]] | str] = []  # (cache key or None, verb, fields), or a note
         self.keys = count()
         self.wrapped: dict[int, Any] = {}
 
@@ -35,6 +35,11 @@ class Recorder:
             self.calls.append((key, name, call_fields(name, *args)))
         except TypeError:
             self.calls.append(f"a Python call with no wire form (not sent): {name}{args!r}"[:300])
+
+    def request(self, line: str) -> None:
+        """A request that names no cache, sent as it is (a second `hello`, say): its answer is the reference's."""
+        verb, *fields = line.split(" ")
+        self.calls.append((None, verb, fields))
 
     def wrap(self, module: Any) -> Any:
         """A module-like object whose PagedKVCache records every call, then makes it on the real cache."""
@@ -59,8 +64,8 @@ class Recorder:
                 out.notes.append(call)
                 continue
             key, name, fields = call
-            if name == "new":
-                request = " ".join(["new", *fields])
+            if name == "new" or key is None:
+                request = " ".join([name, *fields])
             elif key in handles:
                 request = " ".join([name, handles[key], *fields])
             else:
@@ -68,7 +73,7 @@ class Recorder:
                 continue
             before = {h: len(log) for h, log in ended(reference).items()}
             response = reference.handle(request)[0]
-            if name == "new" and response.startswith("ok "):
+            if name == "new" and key is not None and response.startswith("ok "):
                 handles[key] = response.split(" ")[1]
             out.steps.append((request, response))
             for handle, log in ended(reference).items():

@@ -51,6 +51,8 @@ def error_kind(module: ModuleType, exc: BaseException) -> str:
         return "unknown_sequence"
     if isinstance(exc, (ValueError, TypeError)):
         return "invalid_argument"
+    if isinstance(exc, MemoryError):  # a pool too large to allocate (CONTRACT.md)
+        return "out_of_memory"
     return "internal"
 
 
@@ -74,10 +76,8 @@ class Dispatcher:
         fields = line.rstrip("\r\n").split(" ")
         verb, args = fields[0], fields[1:]
         try:
-            if not self.greeted:
-                if verb != "hello":
-                    raise ProtocolError("the first request must be 'hello 1'")
-                return self.hello(args), False
+            if verb == "hello" or not self.greeted:
+                return self.hello(verb, args), False
             if verb == "quit":
                 return "ok", True
             if verb == "new":
@@ -100,7 +100,12 @@ class Dispatcher:
 
     # -- session ---------------------------------------------------------------------------
 
-    def hello(self, args: list[str]) -> str:
+    def hello(self, verb: str, args: list[str]) -> str:
+        """The handshake: `hello 1` first, once; any other first request, and a second hello, are protocol errors."""
+        if self.greeted:
+            raise ProtocolError("hello was already answered: one handshake a session")
+        if verb != "hello":
+            raise ProtocolError("the first request must be 'hello 1'")
         expect(args, 1, "hello VERSION")
         if parse_int(args[0], "version") != VERSION:
             raise ProtocolError("unsupported version")

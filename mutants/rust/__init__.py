@@ -5,7 +5,7 @@ r19..r27 transpose the prefix-caching mutants s18..s26, in the same order; r28..
 a port makes: token ids narrowed to u16 (the wire's ids are i64), the eviction order's BTreeMap
 popped from the wrong end (the newest cached block evicted, not the oldest), and a prefix node's
 arena slot reused without a new generation (a sequence's stale reference to a pruned node reads
-as live).
+as live); r31 transposes s31, the layer and shapes checked before the sequence id.
 
 Every one of the thirteen pitfalls applies to the port, so none is skipped. Two are transposed
 rather than copied:

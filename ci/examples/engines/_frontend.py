@@ -24,7 +24,7 @@ from typing import Any, Iterable, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from paged.checks import as_chunk, as_int, as_sizes, as_tokens
+from paged.checks import as_chunk, as_int, as_sizes, as_tokens, zeroed_pools
 
 
 class OutOfBlocks(RuntimeError):
@@ -71,8 +71,7 @@ class Frontend:
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
         self.prefix_caching = prefix_caching
         shape = (self.num_blocks, self.n_layers, self.n_kv_heads, self.block_size, self.d_head)
-        self._k: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
-        self._v: NDArray[np.float16] = np.zeros(shape, dtype=np.float16)
+        self._k, self._v = zeroed_pools(shape)  # MemoryError when the machine will not give them
         self._engine = self.make_backend(self.num_blocks, self.block_size, prefix_caching)
         self._seqs: dict[int, _Seq] = {}
 

@@ -2,7 +2,8 @@
 //!
 //! The behaviour is CONTRACT.md's, call by call, and the checks run in the Python
 //! reference's order (paged/cache.py, paged/checks.py): closed first, then the sequence id,
-//! then the layer, then k and v. Every error is returned before anything changes.
+//! then the layer, then k and v, then the declared tokens, then capacity (CONTRACT.md, "Which
+//! error wins"). Every error is returned before anything changes.
 //!
 //! Values are float16 bit patterns (`u16`): the caller has already rounded them, so the
 //! cache only moves bits, and NaN payloads and -0.0 come back as they went in.
@@ -14,6 +15,7 @@
 //! after its last holder lets go, and a later prompt with the same prefix takes it; the keys
 //! live in `PrefixIndex` (prefix.rs), the cached blocks in `BlockAllocator`.
 
+use std::alloc::{self, Layout};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -23,15 +25,19 @@ use crate::prefix::{NodeRef, PrefixIndex, TokenId};
 /// A sequence id: the whole `i64` range (ids that differ are different sequences).
 pub type SeqId = i64;
 
-/// The three ways a call can fail; each crosses the wire as its kind.
+/// The ways a call can fail; each crosses the wire as its kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CacheError {
     /// An append needs more blocks (copies plus new ones) than are free.
     OutOfBlocks { needed: usize, free: usize },
     /// A sequence id that is not live: never added, or freed.
     UnknownSequence(SeqId),
-    /// Reused ids, layers out of range, bad shapes, T = 0, sizes below 1, calls after close.
+    /// Reused ids, layers out of range, bad shapes, T = 0, sizes below 1 (or `num_blocks` past
+    /// 2^31 - 1), calls after close.
     InvalidArgument(String),
+    /// The constructor's pools need this many bytes (None: more than a `u64` counts), and the
+    /// memory is not to be had.
+    OutOfMemory(Option<u64>),
 }
 
 impl fmt::Display for CacheError {
@@ -40,6 +46,8 @@ impl fmt::Display for CacheError {
             CacheError::OutOfBlocks { needed, free } => write!(f, "the append needs {needed} blocks, {free} free"),
             CacheError::UnknownSequence(id) => write!(f, "sequence {id} is not live"),
             CacheError::InvalidArgument(message) => f.write_str(message),
+            CacheError::OutOfMemory(Some(bytes)) => write!(f, "the pools need {bytes} bytes, which cannot be allocated"),
+            CacheError::OutOfMemory(None) => f.write_str("the pools need 2^64 bytes or more"),
         }
     }
 }
@@ -48,6 +56,32 @@ impl std::error::Error for CacheError {}
 
 fn invalid(message: impl Into<String>) -> CacheError {
     CacheError::InvalidArgument(message.into())
+}
+
+/// The most blocks a cache has: block ids are the `int32` of the contract's `block_table`.
+pub const MAX_BLOCKS: i64 = i32::MAX as i64;
+
+/// `n` zeroed float16 bit patterns, or `OutOfMemory` when the allocator refuses them.
+///
+/// `alloc_zeroed` is what `vec![0; n]` calls (the OS maps the pages lazily, so a huge, mostly
+/// unused pool costs address space, not memory), but a refusal comes back as a null pointer
+/// instead of aborting the process, so that the driver answers `out_of_memory` and goes on.
+/// (`Vec::try_reserve_exact` then `resize` would write every page.)
+fn zeroed(n: usize, bytes: u64) -> Result<Vec<u16>, CacheError> {
+    let layout = Layout::array::<u16>(n).map_err(|_| CacheError::OutOfMemory(Some(bytes)))?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout's size is not zero. A non-null pointer from `alloc_zeroed` is an
+    // allocation by the global allocator with the layout of `[u16; n]`, every value a valid
+    // (zero) `u16`: exactly what `Vec::from_raw_parts` takes ownership of, length and capacity n.
+    unsafe {
+        let ptr = alloc::alloc_zeroed(layout).cast::<u16>();
+        if ptr.is_null() {
+            return Err(CacheError::OutOfMemory(Some(bytes)));
+        }
+        Ok(Vec::from_raw_parts(ptr, n, n))
+    }
 }
 
 /// k or v as handed to `append`: a shape of any rank (the cache checks that it is
@@ -208,8 +242,9 @@ impl PagedKVCache {
     /// As [`PagedKVCache::new`], with free blocks taken as `allocation` says:
     /// `Allocation::LowestFree` gives the reference's tables exactly.
     ///
-    /// The pools are allocated zeroed (`vec![0; n]`, which the OS maps lazily): a huge,
-    /// mostly unused pool costs address space, not memory.
+    /// The sizes are checked argument by argument (each at least 1, `num_blocks` at most
+    /// 2^31 - 1). The pools are allocated zeroed ([`zeroed`]): K and V need 4 * N * B * L * H * D
+    /// bytes, `OutOfMemory` at 2^63 or more without trying, and when the allocator refuses.
     pub fn with_allocation(
         num_blocks: i64,
         block_size: i64,
@@ -223,7 +258,10 @@ impl PagedKVCache {
             if value < 1 {
                 return Err(invalid(format!("{what} must be at least 1, got {value}")));
             }
-            usize::try_from(value).map_err(|_| invalid(format!("{what} {value} is too large")))
+            if what == "num_blocks" && value > MAX_BLOCKS {
+                return Err(invalid(format!("num_blocks must be at most 2^31 - 1 (block ids are int32), got {value}")));
+            }
+            usize::try_from(value).map_err(|_| CacheError::OutOfMemory(u64::try_from(value).ok()))
         };
         let sizes = [
             size(num_blocks, "num_blocks")?,
@@ -232,15 +270,15 @@ impl PagedKVCache {
             size(n_kv_heads, "n_kv_heads")?,
             size(d_head, "d_head")?,
         ];
-        if sizes[0] - 1 > BlockId::MAX as usize {
-            return Err(invalid(format!("num_blocks {num_blocks}: block ids must fit in {} bits", BlockId::BITS)));
-        }
-        let values = sizes.iter().try_fold(1usize, |n, &s| n.checked_mul(s));
-        let Some(values) = values.filter(|&n| n <= isize::MAX as usize / 2) else {
-            return Err(invalid("the pool is too large to address"));
+        // Values a pool, and bytes both pools: 2 bytes a value, 2 pools.
+        let values = sizes.iter().try_fold(1u64, |n, &s| n.checked_mul(s as u64));
+        let bytes = values.and_then(|n| n.checked_mul(4));
+        let (Some(values), Some(bytes)) = (values, bytes.filter(|&b| b < 1 << 63)) else {
+            return Err(CacheError::OutOfMemory(bytes));
         };
+        let values = usize::try_from(values).map_err(|_| CacheError::OutOfMemory(Some(bytes)))?;
         let [num_blocks, block_size, n_layers, n_kv_heads, d_head] = sizes;
-        let (k, v) = (vec![0u16; values], vec![0u16; values]);
+        let (k, v) = (zeroed(values, bytes)?, zeroed(values, bytes)?);
         Ok(PagedKVCache {
             pool: Pool { num_blocks, block_size, n_layers, n_kv_heads, d_head, k, v },
             prefix: prefix_caching.then(|| PrefixIndex::new(block_size)),
@@ -632,6 +670,18 @@ mod tests {
         assert_eq!(kind(c.fork(7, 0)), "UnknownSequence(7)", "the parent before the child");
         assert!(kind(c.fork(0, 0)).contains("already live"));
         assert_eq!(PagedKVCache::new(1, 1, 0, 1, 1, false).unwrap_err(), invalid("n_layers must be at least 1, got 0"));
+        let too_many = PagedKVCache::new(MAX_BLOCKS + 1, 1, 1, 1, 1, false).unwrap_err();
+        assert!(matches!(too_many, CacheError::InvalidArgument(m) if m.contains("at most 2^31 - 1")));
+        assert_eq!(PagedKVCache::new(MAX_BLOCKS + 1, 0, 1, 1, 1, false).unwrap_err().to_string(),
+                   format!("num_blocks must be at most 2^31 - 1 (block ids are int32), got {}", MAX_BLOCKS + 1),
+                   "argument by argument: num_blocks before block_size");
+        // K and V of 2^63 bytes or more (here 2^63 exactly, then past 2^64) are refused without trying;
+        // 2^60 bytes are tried, and no machine maps them.
+        assert_eq!(PagedKVCache::new(1, 1 << 61, 1, 1, 1, false).unwrap_err(), CacheError::OutOfMemory(Some(1 << 63)));
+        assert_eq!(PagedKVCache::new(MAX_BLOCKS, 1 << 40, 1 << 40, 1, 1, false).unwrap_err(), CacheError::OutOfMemory(None));
+        assert_eq!(PagedKVCache::new(1 << 30, 1 << 28, 1, 1, 1, false).unwrap_err(), CacheError::OutOfMemory(Some(1 << 60)));
+        assert_eq!(PagedKVCache::new(1, 1 << 61, 0, 1, 1, false).unwrap_err(), invalid("n_layers must be at least 1, got 0"),
+                   "sizes before memory");
         c.close();
         c.close();
         assert_eq!(kind(c.append(9, 5, &flat, &flat)), "the cache is closed", "closed before everything");

@@ -44,6 +44,7 @@ fn kind(e: &CacheError) -> &'static str {
         CacheError::OutOfBlocks { .. } => "out_of_blocks",
         CacheError::UnknownSequence(_) => "unknown_sequence",
         CacheError::InvalidArgument(_) => "invalid_argument",
+        CacheError::OutOfMemory(_) => "out_of_memory",
     }
 }
 
@@ -94,6 +95,7 @@ impl Driver {
             return Err(protocol("the first request must be: hello 1"));
         }
         match (verb, args) {
+            ("hello", _) if self.greeted => Err(protocol("hello was already answered: one handshake a session")),
             ("hello", [version]) => {
                 if int(version)? != 1 {
                     return Err(protocol("unsupported version"));
@@ -353,6 +355,7 @@ mod tests {
         assert!(ask("new 4 2 1 1 2").starts_with("err protocol "), "no hello first");
         assert_eq!(ask("hello 2"), "err protocol unsupported version");
         assert_eq!(ask("hello 1\r"), "ok 1 paged-rust prefix_caching allocation=any");
+        assert!(ask("hello 1").starts_with("err protocol "), "a second hello");
         for bad in [
             "new 4 2 1 1",
             "new 4 2 1 1 2 prefix",
@@ -367,6 +370,9 @@ mod tests {
         }
         assert_eq!(ask("new 4 2 1 1 2"), "ok 0");
         assert_eq!(ask("new 1 1 1 1 -1").split(' ').nth(1), Some("invalid_argument"));
+        assert_eq!(ask("new 2147483648 1 1 1 1").split(' ').nth(1), Some("invalid_argument"), "block ids are int32");
+        assert_eq!(ask("new 2147483647 2147483647 1 1 1").split(' ').nth(1), Some("out_of_memory"));
+        assert_eq!(ask("new 1073741824 268435456 1 1 1").split(' ').nth(1), Some("out_of_memory"));
         assert_eq!(ask("new 1 1 1 1 1"), "ok 1", "a failed new takes no handle");
         assert_eq!(ask("add_seq 0 -9223372036854775808"), "ok 0");
         for bad in [
