@@ -1,0 +1,28 @@
+"""Model-based verification: the Hypothesis state machines of `machines` against the dictionary-of-lists oracle.
+
+`TestCacheMachine` runs add, fork, append (one layer, chunks of 1 to more than two blocks
+at any offset), whole forward steps, free, OutOfBlocks at exactly one block short and
+appends that run out on their own, checking every observable after every step.
+`TestFaultMachine` adds every fault of the contract's error table that a driver can be
+sent (KeyError and ValueError rows, an empty chunk among them) at any state, and
+`TestTypeFaultMachine` the TypeError rows (the Python surface, skipped for a driver).
+
+A failure shows first the requests the cache received, in the wire protocol, up to the
+first answer that differs from the oracle's (`machines.report`), then the steps in
+Python rule names. The ids are the gate's (`ci/gate` runs TestCacheMachine again, shrunk).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from machines import SETTINGS, CacheMachine, FaultMachine, TypeFaultMachine
+
+pytestmark = pytest.mark.stateful
+
+TestCacheMachine = CacheMachine.TestCase
+TestCacheMachine.settings = SETTINGS
+TestFaultMachine = FaultMachine.TestCase
+TestFaultMachine.settings = SETTINGS
+TestTypeFaultMachine = pytest.mark.python_surface(TypeFaultMachine.TestCase)
+TestTypeFaultMachine.settings = SETTINGS
