@@ -119,13 +119,25 @@ def in_wire_terms(comment: str) -> str:
     path = Path(tempfile.mkdtemp(prefix="paged-failure-")) / "transcript.txt"
     path.write_text(transcript.text(), encoding="ascii", errors="replace")
     mismatch, trouble = first_difference(transcript, impl, profile.exact_ids)
+    return described(transcript, mismatch, trouble, f"{path}; replay them alone: ci/gate --replay {path} --impl '{impl}'")
+
+
+def described(transcript: Transcript, mismatch: Mismatch | None, trouble: str | None, where: str) -> str:
+    """The note's text: the first difference (or why there is none), then the requests up to it, condensed and cut."""
     last = mismatch.step if mismatch is not None else len(transcript.steps)
     shown, repeats = condensed(transcript, last)
     skipped = max(0, len(shown.steps) - SHOWN)
     shown.steps = shown.steps[skipped:]
     shown.released = {i - skipped: r for i, r in shown.released.items() if i >= skipped}
+    if mismatch is not None:
+        head = f"In the wire protocol, the first answer that differs from the oracle's: {mismatch}"
+    else:
+        head = f"In the wire protocol: ({trouble})" if trouble else (
+            "In the wire protocol, every answer is the oracle's when replayed in a fresh session: what failed is "
+            "not in the answers (the message above says what)")
     lines = [
-        'The requests the cache received, each with the oracle\'s answer (docs/PROTOCOL.md "Transcripts")'
+        head,
+        'the requests the cache received, each with the oracle\'s answer (docs/PROTOCOL.md "Transcripts")'
         + (f", less {repeats} reads that repeat one made since the last change:" if repeats else ":"),
         *([f"  ... {skipped} requests before these (in the file)"] if skipped else []),
         *(f"  {shorten(line, WIDTH)}" for line in shown.text().splitlines()),
@@ -134,9 +146,5 @@ def in_wire_terms(comment: str) -> str:
         lines.append(f"  ! the cache answered: {shorten(mismatch.got, WIDTH)}")
         if last < len(transcript.steps):
             lines.append(f"  ... {len(transcript.steps) - last} requests after it (in the file)")
-        lines.append(f"The first answer that differs: {mismatch}")
-    else:
-        lines.append(f"({trouble})" if trouble else "Replayed in a fresh session, every answer is the oracle's: what failed is not "
-                     "in the answers (the message above says what)")
-    lines.append(f"All {len(transcript.steps)} requests: {path}; replay them alone: ci/gate --replay {path} --impl '{impl}'")
+    lines.append(f"All {len(transcript.steps)} requests: {where}")
     return "\n".join(lines)
