@@ -9,7 +9,8 @@ sent (KeyError and ValueError rows, an empty chunk among them) at any state, and
 
 A failure shows first the requests the cache received, in the wire protocol, up to the
 first answer that differs from the oracle's (`machines.report`), then the steps in
-Python rule names. The ids are the gate's (`ci/gate` runs TestCacheMachine again, shrunk).
+Python rule names (test_reports.py checks that on a broken cache). The ids are the gate's
+(`ci/gate` runs TestCacheMachine again, shrunk).
 """
 
 from __future__ import annotations
@@ -26,3 +27,4 @@ TestFaultMachine = FaultMachine.TestCase
 TestFaultMachine.settings = SETTINGS
 TestTypeFaultMachine = pytest.mark.python_surface(TypeFaultMachine.TestCase)
 TestTypeFaultMachine.settings = SETTINGS
+

@@ -30,7 +30,7 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple[int, str, list[str]] | str] = []  # (cache key, verb, fields), or a note
         self.keys = count()
-        self.wrapped: dict[int, Any] = {}
+        self.wrapped: dict[int, tuple[Any, Any]] = {}  # id(module) -> (module, kept alive so the id stays its own; wrapper)
 
     def reset(self) -> None:
         self.calls.clear()
@@ -44,14 +44,14 @@ class Recorder:
     def wrap(self, module: Any) -> Any:
         """A module-like object whose PagedKVCache records every call, then makes it on the real cache."""
         if id(module) not in self.wrapped:
-            self.wrapped[id(module)] = SimpleNamespace(
+            self.wrapped[id(module)] = module, SimpleNamespace(
                 PagedKVCache=recording_class(module.PagedKVCache, self),
                 OutOfBlocks=module.OutOfBlocks,
                 capabilities=getattr(module, "capabilities", None),
                 __file__=getattr(module, "__file__", "?"),
                 __name__=getattr(module, "__name__", "?"),
             )
-        return self.wrapped[id(module)]
+        return self.wrapped[id(module)][1]
 
     def failure(self, comment: str, impl: str, profile: Profile) -> Transcript:
         """The recorded calls as a failure's transcript: the oracle's answers under `profile`, which the header names."""
