@@ -8,7 +8,7 @@ exception: those requests with the oracle's answers (docs/PROTOCOL.md "Transcrip
 the first answer that differs when they are replayed in a fresh session of the implementation
 (`wire.transcript.replay`, as `ci/gate --replay` does), then that answer. Hypothesis adds
 its notes (the steps in Python rule names) after this one, so a port author reads the wire's
-form first. The whole transcript is written to a new temporary folder, to replay alone.
+form first. The whole transcript is written to a temporary folder (one a process), to replay alone.
 
 The same works for a module, a driver (exec:) and under allocation=any (the replay compares
 block tables up to the renaming). Other runs record nothing: generating and shrinking cost
@@ -33,6 +33,7 @@ from wire.record import Recorder
 from wire.transcript import Mismatch, Transcript, replay
 
 RECORDER = Recorder()  # one for every machine: an example's calls, from its start
+FOLDER: list[Path] = []  # this process's folder of failure transcripts, made at its first failure
 WIDTH = 150  # a line of the note at most (a payload is cut; the file has it whole)
 SHOWN = 60  # requests shown up to the first that differs, at most (the file has them all)
 READS = ("stats", "num_free_blocks", "block_table", "seq_len", "gather")  # the requests that change nothing
@@ -116,7 +117,9 @@ def in_wire_terms(comment: str) -> str:
     """The note: the recorded requests with the oracle's answers, up to the first that the implementation answers otherwise."""
     impl, profile = harness.impl_name(), harness.profile()
     transcript = RECORDER.failure(comment, impl, profile)
-    path = Path(tempfile.mkdtemp(prefix="paged-failure-")) / "transcript.txt"
+    if not FOLDER:
+        FOLDER.append(Path(tempfile.mkdtemp(prefix="paged-failures-")))
+    path = FOLDER[0] / f"{comment.split(':', 1)[0]}-{len(list(FOLDER[0].iterdir())) + 1}.txt"
     path.write_text(transcript.text(), encoding="ascii", errors="replace")
     mismatch, trouble = first_difference(transcript, impl, profile.exact_ids)
     return described(transcript, mismatch, trouble, f"{path}; replay them alone: ci/gate --replay {path} --impl '{impl}'")
