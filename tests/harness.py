@@ -20,7 +20,6 @@ from typing import Any, Iterable
 import numpy as np
 
 import assertions
-import oracle.as_impl
 from assertions import assert_equal, assert_same_bits, same_bits
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
@@ -180,9 +179,5 @@ def write_failure(nodeid: str, message: str) -> Path | None:
         return None
     path = RECORD_PATH.pop()
     first = message.strip().splitlines()[0][:200] if message.strip() else "failed"
-    meta = {"id": "failure", "comment": f"{nodeid}: {first}", "impl": _impl_name}
-    current = profile()
-    if str(current):
-        meta["profile"] = str(current)
-    path.write_text(RECORDER.transcript(meta, oracle.as_impl.under(current)).text(), encoding="ascii", errors="replace")
+    path.write_text(RECORDER.failure(f"{nodeid}: {first}", _impl_name, profile()).text(), encoding="ascii", errors="replace")
     return path

@@ -2,15 +2,20 @@
 
 `Recorder.wrap(module)` gives a module-like object whose PagedKVCache makes every call on
 the real cache and logs it as the request a driver would be sent. `transcript()` serves
-those requests from a reference implementation (the oracle) for the expected answers.
-The gate's failure files and the conformance vectors are written this way.
+those requests from a reference implementation (the oracle) for the expected answers,
+and `failure()` does so under the profile under test. The gate's failure files, a state
+machine's failure notes (tests/machines/report.py) and the conformance vectors are written
+this way.
 """
 
 from __future__ import annotations
 
 from itertools import count
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any
+
+from oracle.as_impl import under
+from oracle.profile import Profile
 
 from .codec import call_fields, wire_int
 from .server import Dispatcher
@@ -25,7 +30,7 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple[int | None, str, list[str]] | str] = []  # (cache key or None, verb, fields), or a note
         self.keys = count()
-        self.wrapped: dict[int, Any] = {}
+        self.wrapped: dict[int, tuple[Any, Any]] = {}  # id(module) -> (module, kept alive so the id stays its own; wrapper)
 
     def reset(self) -> None:
         self.calls.clear()
@@ -44,16 +49,23 @@ class Recorder:
     def wrap(self, module: Any) -> Any:
         """A module-like object whose PagedKVCache records every call, then makes it on the real cache."""
         if id(module) not in self.wrapped:
-            self.wrapped[id(module)] = SimpleNamespace(
+            self.wrapped[id(module)] = module, SimpleNamespace(
                 PagedKVCache=recording_class(module.PagedKVCache, self),
                 OutOfBlocks=module.OutOfBlocks,
                 capabilities=getattr(module, "capabilities", None),
                 __file__=getattr(module, "__file__", "?"),
                 __name__=getattr(module, "__name__", "?"),
             )
-        return self.wrapped[id(module)]
+        return self.wrapped[id(module)][1]
 
-    def transcript(self, meta: dict[str, str], reference_module: ModuleType) -> Transcript:
+    def failure(self, comment: str, impl: str, profile: Profile) -> Transcript:
+        """The recorded calls as a failure's transcript: the oracle's answers under `profile`, which the header names."""
+        meta = {"id": "failure", "comment": comment, "impl": impl}
+        if str(profile):
+            meta["profile"] = str(profile)
+        return self.transcript(meta, under(profile))
+
+    def transcript(self, meta: dict[str, str], reference_module: Any) -> Transcript:
         """The recorded requests, each with the reference's answer (served by the Dispatcher a Python driver uses)."""
         reference = Dispatcher(reference_module, "reference")
         reference.handle("hello 1")
@@ -106,6 +118,11 @@ def recording_class(inner: Any, recorder: Recorder) -> type:
         def __exit__(self, *exc: Any) -> Any:
             recorder.log(self._key, "close", ())
             return self._inner.__exit__(*exc)
+
+        def __getattr__(self, name: str) -> Any:  # what no request carries (a renamed cache's adopt): unrecorded
+            if name.startswith("_"):
+                raise AttributeError(name)
+            return getattr(self._inner, name)
 
     def method(name: str) -> Any:
         def call(self: Any, *args: Any) -> Any:
