@@ -260,7 +260,7 @@ class PagedKVCache:
             run = run and (not table or block == table[-1] + 1)
             table.append(block)
         seq.run = run
-        self._write(table, li, start, k_arr, v_arr)
+        self._write(seq, li, start, k_arr, v_arr)
         seq.lens[li] = start + tokens
         if self._prefix is not None:
             self._register(self._prefix, seq, min(seq.lens) // bs)
@@ -365,8 +365,9 @@ class PagedKVCache:
         self._alloc.unshare(block)
         return copy
 
-    def _write(self, table: list[int], layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:
+    def _write(self, seq: _Seq, layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:
         """Copy k, v `[H, T, D]` to positions start .. start+T-1 of `layer` (rounding to float16)."""
+        table = seq.table
         k_pool, v_pool = self._layers[layer]
         bs = self.block_size
         for first, lo, off, width in segments(start, k.shape[1], bs):
@@ -377,15 +378,16 @@ class PagedKVCache:
                 k_pool[:, block, lo : lo + width] = k_src
                 v_pool[:, block, lo : lo + width] = v_src
             else:  # whole blocks
-                blocks = np.array(table[first : first + width // bs])
-                shape = (self.n_kv_heads, len(blocks), bs, self.d_head)
-                # Ids b, b+1, ... (a prefill into a fresh pool): one slice of each pool, every head,
-                # cheaper than an index assignment of the same blocks.
-                if (np.diff(blocks) == 1).all():
-                    run = slice(blocks[0], blocks[0] + len(blocks))
+                ids = table[first : first + width // bs]
+                shape = (self.n_kv_heads, len(ids), bs, self.d_head)
+                # Ids b, b+1, ... (a prefill into a fresh pool; the whole table, when it is one run):
+                # one slice of each pool, every head, cheaper than an index assignment of the same blocks.
+                if seq.run or consecutive(ids):
+                    run = slice(ids[0], ids[0] + len(ids))
                     k_pool[:, run] = k_src.reshape(shape)
                     v_pool[:, run] = v_src.reshape(shape)
                 else:
+                    blocks = np.array(ids)
                     for pool, src in ((k_pool, k_src), (v_pool, v_src)):
                         heads = src.reshape(shape)
                         for h in range(self.n_kv_heads):
