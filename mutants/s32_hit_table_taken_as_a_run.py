@@ -13,7 +13,7 @@ MUTANT = Mutant(
         Edit(
             "paged/cache.py",
             "        self._seqs[sid] = _Seq(table, [served] * self.n_layers, ids, run)\n",
-            "        self._seqs[sid] = _Seq(table, [served] * self.n_layers, ids, run, True)\n",
+            "        self._seqs[sid] = _Seq(table, [served] * self.n_layers, ids, run)\n        self._seqs[sid].run = True\n",
         ),
     ),
 )

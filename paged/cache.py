@@ -83,18 +83,18 @@ class _Seq:
 
     `run` is true only while the table is one run of consecutive ids (`consecutive`), so that
     gather copies its whole blocks as one slice without looking at the ids: it is computed when a
-    table is made (a prefix hit, a copy) and kept as the table grows (`append`); a fork inherits it.
-    False when the table is a run costs a `take`, never a wrong copy.
+    table is made (a new sequence, a prefix hit, a fork, a copy) and kept as the table grows
+    (`append`). False when the table is a run costs a `take`, never a wrong copy.
     """
 
     __slots__ = ("table", "lens", "tokens", "nodes", "run")
 
-    def __init__(self, table: list[int], lens: list[int], tokens: list[int], nodes: list[Node], run: bool | None = None) -> None:
+    def __init__(self, table: list[int], lens: list[int], tokens: list[int], nodes: list[Node]) -> None:
         self.table = table
         self.lens = lens
         self.tokens = tokens
         self.nodes = nodes
-        self.run = consecutive(table) if run is None else run
+        self.run = consecutive(table)
 
 
 class PagedKVCache:
@@ -113,6 +113,8 @@ class PagedKVCache:
       in that layer of the pools; slots past a layer's length are never read.
     - A block with more than one holder is never written: `append` first gives the writer a
       private copy of it (copy on write).
+    - A sequence whose `run` is true has a table of consecutive ids, table[i] == table[0] + i
+      (the converse need not hold: a false `run` only costs gather a `take`).
     - A call that raises leaves all of the above as it was (`append` checks its arguments,
       then capacity, before it takes a block or writes a position).
     - `_layers[l]` is `(_k[l], _v[l])`: views of the pools, never copies.
@@ -212,7 +214,7 @@ class PagedKVCache:
             raise ValueError(f"sequence {cid} is already live")
         for block in src.table:
             self._alloc.incref(block)
-        self._seqs[cid] = _Seq(src.table.copy(), src.lens.copy(), src.tokens.copy(), src.nodes.copy(), src.run)
+        self._seqs[cid] = _Seq(src.table.copy(), src.lens.copy(), src.tokens.copy(), src.nodes.copy())
 
     def free(self, seq_id: int) -> None:
         """Drop the sequence, letting go of its table from the last entry to the first: each block whose
@@ -254,7 +256,7 @@ class PagedKVCache:
             )
         for i in shared:
             table[i] = self._copy_block(table[i])
-        run = seq.run and not shared  # a copy's id breaks the run (mostly; False is always safe)
+        run = seq.run and not shared  # a copy's id breaks the run (unless the table is one block; False is safe)
         while len(table) <= last:
             block = alloc.allocate()
             run = run and (not table or block == table[-1] + 1)
