@@ -1,9 +1,9 @@
-"""s32: a prefix hit's table is taken as one run of consecutive ids, as an empty table is."""
+"""s33: a prefix hit's table is taken as one run of consecutive ids, as an empty table is."""
 
 from . import Edit, Mutant
 
 MUTANT = Mutant(
-    id="s32",
+    id="s33",
     title="A prefix hit's table taken as a run",
     symptom="a prompt served from cached blocks that are not neighbours gathers the wrong blocks",
     caught_by=("TestPrefixMachine",),

@@ -1,9 +1,9 @@
-"""s31: copy on write leaves the sequence's run flag set, though the copy's id breaks the run."""
+"""s32: copy on write leaves the sequence's run flag set, though the copy's id breaks the run."""
 
 from . import Edit, Mutant
 
 MUTANT = Mutant(
-    id="s31",
+    id="s32",
     title="The run flag kept through copy on write",
     symptom="gather reads the shared original, one slice from the first block, instead of the writer's copy",
     caught_by=("test_fork_shares_until_a_write", "TestCacheMachine"),
