@@ -18,8 +18,8 @@ MUTANT = Mutant(
         ),
         Edit(
             "paged/cache.py",
-            "        self._write(table, li, start, k_arr, v_arr)\n        seq.lens[li] = start + tokens\n",
-            "        self._write(table, li, start, k_arr, v_arr)\n",
+            "        self._write(seq, li, start, k_arr, v_arr)\n        seq.lens[li] = start + tokens\n",
+            "        self._write(seq, li, start, k_arr, v_arr)\n",
         ),
     ),
 )

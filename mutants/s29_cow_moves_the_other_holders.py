@@ -16,9 +16,10 @@ MUTANT = Mutant(
             "        for i in shared:\n"
             "            old = table[i]\n"
             "            copy = self._copy_block(old)\n"
-            "            others = [t for t in (s.table for s in self._seqs.values()) if t is not table and old in t]\n"
-            "            for t in others:\n"
-            "                t[t.index(old)] = copy\n"
+            "            others = [s for s in self._seqs.values() if s.table is not table and old in s.table]\n"
+            "            for s in others:\n"
+            "                s.table[s.table.index(old)] = copy\n"
+            "                s.run = False\n"
             "            self._alloc._refs[copy], self._alloc._refs[old] = len(others), 1\n",
         ),
     ),

@@ -11,10 +11,11 @@ key after its last holder lets go, and a later prompt with the same prefix takes
 keys live in `PrefixIndex` (prefix.py), the cached blocks in `BlockAllocator`.
 
 Copies: part of one block (a decode step's token, a part-full last block) is one slice,
-every head at once. Whole blocks are copied slab by slab, one NumPy call per head (`take`
-to gather, an index assignment to write), wherever the blocks lie; a gather of whole blocks
-only is one `take` per pool, every head at once, and a write to blocks with consecutive ids
-is one slice (a prefill into a fresh pool).
+every head at once. Whole blocks with consecutive ids are one slice of each pool, every head
+at once: a write checks the ids it writes, a gather the sequence's `run` flag, kept as its
+table grows, so that gather looks at no id. Other whole blocks are copied slab by slab, one
+NumPy call per head (`take` to gather, an index assignment to write); a gather of whole
+blocks only is one `take` per pool, every head at once. What each costs: docs/PERFORMANCE.md.
 """
 
 from types import TracebackType
@@ -66,23 +67,34 @@ def take_slabs(pool: NDArray[np.float16], blocks: NDArray[np.intp], axis: int, o
 
     take copies straight into a contiguous `out` only with mode "clip" (the ids are live blocks,
     always in range); with the default "raise", or into a strided `out`, it fills a temporary and
-    copies that: about 2x the time. Hence the mode. (The method, with positional arguments:
-    np.take(...) costs 2 us more per call.)
+    copies that. Hence the mode, and the method with positional arguments (cheaper than np.take).
     """
     pool.take(blocks, axis, out, "clip")
 
 
+def consecutive(table: list[int]) -> bool:
+    """Whether the ids are one run, table[i] == table[0] + i (an empty table is one)."""
+    return all(block == table[0] + i for i, block in enumerate(table))
+
+
 class _Seq:
     """A live sequence: its block table and one length per layer; with prefix caching, the token
-    ids it has declared and the prefix nodes of its full blocks (one per full block, in order)."""
+    ids it has declared and the prefix nodes of its full blocks (one per full block, in order).
 
-    __slots__ = ("table", "lens", "tokens", "nodes")
+    `run` is true only while the table is one run of consecutive ids (`consecutive`), so that
+    gather copies its whole blocks as one slice without looking at the ids: it is computed when a
+    table is made (a new sequence, a prefix hit, a fork, a copy) and kept as the table grows
+    (`append`). False when the table is a run costs a `take`, never a wrong copy.
+    """
+
+    __slots__ = ("table", "lens", "tokens", "nodes", "run")
 
     def __init__(self, table: list[int], lens: list[int], tokens: list[int], nodes: list[Node]) -> None:
         self.table = table
         self.lens = lens
         self.tokens = tokens
         self.nodes = nodes
+        self.run = consecutive(table)
 
 
 class PagedKVCache:
@@ -101,6 +113,8 @@ class PagedKVCache:
       in that layer of the pools; slots past a layer's length are never read.
     - A block with more than one holder is never written: `append` first gives the writer a
       private copy of it (copy on write).
+    - A sequence whose `run` is true has a table of consecutive ids, table[i] == table[0] + i
+      (the converse need not hold: a false `run` only costs gather a `take`).
     - A call that raises leaves all of the above as it was (`append` checks its arguments,
       then capacity, before it takes a block or writes a position).
     - `_layers[l]` is `(_k[l], _v[l])`: views of the pools, never copies.
@@ -241,9 +255,13 @@ class PagedKVCache:
             )
         for i in shared:
             table[i] = self._copy_block(table[i])
+        run = seq.run and not shared  # a copy's id breaks the run (unless the table is one block; False is safe)
         while len(table) <= last:
-            table.append(alloc.allocate())
-        self._write(table, li, start, k_arr, v_arr)
+            block = alloc.allocate()
+            run = run and (not table or block == table[-1] + 1)
+            table.append(block)
+        seq.run = run
+        self._write(seq, li, start, k_arr, v_arr)
         seq.lens[li] = start + tokens
         if self._prefix is not None:
             self._register(self._prefix, seq, min(seq.lens) // bs)
@@ -263,12 +281,15 @@ class PagedKVCache:
                 block = seq.table[first]
                 k_out[:, off : off + width] = k_pool[:, block, lo : lo + width]
                 v_out[:, off : off + width] = v_pool[:, block, lo : lo + width]
-            else:  # whole blocks
+            elif seq.run:  # whole blocks, ids b, b+1, ...: one slice of each pool, every head
+                run = slice(seq.table[first], seq.table[first] + width // bs)
+                k_out[:, off : off + width] = k_pool[:, run].reshape(shape[0], width, shape[2])
+                v_out[:, off : off + width] = v_pool[:, run].reshape(shape[0], width, shape[2])
+            else:  # whole blocks, anywhere
                 blocks = np.array(seq.table[first : first + width // bs])
                 whole = (self.n_kv_heads, width // bs, bs, self.d_head)
                 if width == length:
-                    # Whole blocks only: each output is contiguous, so one take per pool fills every
-                    # head, about 4 % faster than a take per head (scattered blocks, side by side).
+                    # Whole blocks only: each output is contiguous, so one take per pool fills every head.
                     take_slabs(k_pool, blocks, 1, k_out.reshape(whole))
                     take_slabs(v_pool, blocks, 1, v_out.reshape(whole))
                 else:
@@ -345,8 +366,9 @@ class PagedKVCache:
         self._alloc.unshare(block)
         return copy
 
-    def _write(self, table: list[int], layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:
+    def _write(self, seq: _Seq, layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:
         """Copy k, v `[H, T, D]` to positions start .. start+T-1 of `layer` (rounding to float16)."""
+        table = seq.table
         k_pool, v_pool = self._layers[layer]
         bs = self.block_size
         for first, lo, off, width in segments(start, k.shape[1], bs):
@@ -357,19 +379,19 @@ class PagedKVCache:
                 k_pool[:, block, lo : lo + width] = k_src
                 v_pool[:, block, lo : lo + width] = v_src
             else:  # whole blocks
-                blocks = np.array(table[first : first + width // bs])
-                shape = (self.n_kv_heads, len(blocks), bs, self.d_head)
-                # Ids b, b+1, ... (a prefill into a fresh pool): one slice of each pool, every head;
-                # an index assignment of the same blocks takes about 1.2x as long.
-                if (np.diff(blocks) == 1).all():
-                    run = slice(blocks[0], blocks[0] + len(blocks))
+                ids = table[first : first + width // bs]
+                shape = (self.n_kv_heads, len(ids), bs, self.d_head)
+                # Ids b, b+1, ... (a prefill into a fresh pool; the whole table, when it is one run):
+                # one slice of each pool, every head, cheaper than an index assignment of the same blocks.
+                if seq.run or consecutive(ids):
+                    run = slice(ids[0], ids[0] + len(ids))
                     k_pool[:, run] = k_src.reshape(shape)
                     v_pool[:, run] = v_src.reshape(shape)
                 else:
+                    blocks = np.array(ids)
                     for pool, src in ((k_pool, k_src), (v_pool, v_src)):
                         heads = src.reshape(shape)
                         for h in range(self.n_kv_heads):
                             # One head's [B, D] slabs, in table order: per head, each index picks
-                            # one contiguous slab; every head in one assignment is about 1.2x the
-                            # time when the blocks are scattered. Hence the loop.
+                            # one contiguous slab, cheaper than every head in one assignment.
                             pool[h][blocks] = heads[h]
