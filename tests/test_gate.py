@@ -37,6 +37,9 @@ def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """`python -m paged_gate ARGS` from cwd, with the broken examples importable; bounded explorer and shrinking."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLES), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
     env.update(PAGED_EXPLORE_SECONDS="10", PAGED_SHRINK_SECONDS="5")
+    # The examples are broken under the default profile (broken_allocation's ids are a legal choice
+    # under allocation=any): a profile the outer run was given must not reach the gate under test.
+    env.pop("PAGED_PROFILE", None)
     return subprocess.run([sys.executable, "-m", "paged_gate", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
