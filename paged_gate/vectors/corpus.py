@@ -66,7 +66,8 @@ def header(text: str) -> dict[str, str]:
 
 def notes(files: dict[str, str]) -> str:
     """NOTES.md: FLAGS explained, then a row per file (its id, profile, flags and comment)."""
-    lines = ["# Conformance vectors: flags", "", "Written by `ci/vectors/generate`; each `*.txt` is a transcript (docs/PROTOCOL.md).", ""]
+    written = "Written by `ci/vectors/generate` (the generator is `paged_gate/vectors/`, a module per family of vectors)"
+    lines = ["# Conformance vectors: flags", "", f"{written}; each `*.txt` is a transcript (docs/PROTOCOL.md).", ""]
     lines += ["| flag | what the vector checks |", "| --- | --- |"]
     lines += [f"| `{flag}` | {meaning} |" for flag, meaning in FLAGS.items()]
     lines += ["", "| id | flags | comment |", "| --- | --- | --- |"]
