@@ -5,7 +5,7 @@ a pool too large for memory, and a second hello (a protocol error of the wire, d
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -78,17 +78,19 @@ def error_row(name: str, comment: str, call: Callable[[Any], Any]) -> Vector:
 VECTORS += [error_row(*row) for row in ERROR_ROWS]
 
 
+def refused_sizes(s: Script, refused: Iterable[Sequence[int]]) -> Script:
+    """Each constructor refused, then a valid one, observed: its handle shows that none was taken."""
+    for sizes in refused:
+        s.attempt(s.new, *sizes)
+    s.observe(s.new(4, 2, 1, 1, 1), [])
+    return s
+
+
 @vector
 def sizes_below_one() -> Script:
     s = Script("error-sizes-below-one", "a constructor size of 0 or -1, each of the five; no handle is taken", "error-table")
-    for which in range(5):
-        for bad in (0, -1):
-            sizes = [4, 2, 1, 1, 1]
-            sizes[which] = bad
-            s.attempt(s.new, *sizes)
-    c = s.new(4, 2, 1, 1, 1)
-    s.observe(c, [])
-    return s
+    below = [[bad if i == which else size for i, size in enumerate((4, 2, 1, 1, 1))] for which in range(5) for bad in (0, -1)]
+    return refused_sizes(s, below)
 
 
 @vector
@@ -153,12 +155,8 @@ def pool_too_large() -> Script:
         "num_blocks past 2^31 - 1 is an invalid argument",
         "error-table integer-range",
     )
-    for sizes in ((2**31 - 1, 2**31 - 1, 1, 1, 1), (1, 2**61, 1, 1, 1), (2**31 - 1, 2**40, 2**40, 1, 1), (2**31 - 1, 1, 1, 2**30, 2**30),
-                  (2**31, 1, 1, 1, 1), (2**63 - 1, 1, 1, 1, 1)):
-        s.attempt(s.new, *sizes)
-    c = s.new(4, 2, 1, 1, 1)
-    s.observe(c, [])
-    return s
+    return refused_sizes(s, [(2**31 - 1, 2**31 - 1, 1, 1, 1), (1, 2**61, 1, 1, 1), (2**31 - 1, 2**40, 2**40, 1, 1),
+                             (2**31 - 1, 1, 1, 2**30, 2**30), (2**31, 1, 1, 1, 1), (2**63 - 1, 1, 1, 1, 1)])
 
 
 @vector
