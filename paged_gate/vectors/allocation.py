@@ -12,7 +12,6 @@ VECTORS: list[Vector] = []
 vector = collect(VECTORS)
 
 
-
 @vector
 def lowest_free_block() -> Script:
     s = Script(

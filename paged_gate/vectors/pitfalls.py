@@ -15,7 +15,6 @@ VECTORS: list[Vector] = []
 vector = collect(VECTORS)
 
 
-
 @vector
 def seed_example() -> Script:
     s = Script("seed-example", "B = 2, one layer, one head, D = 2, a pool of 4; five tokens one at a time, then a fork whose child writes", "seed-example copy-on-write")

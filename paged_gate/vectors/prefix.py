@@ -16,7 +16,6 @@ from paged_gate.vectors.script import Script, Vector, chunk, scripted
 VECTORS: list[Vector] = []
 
 
-
 def prefix_vector(vid: str, comment: str, flags: str = "") -> Callable[[Callable[[Script], None]], Vector]:
     """A prefix-caching vector: id `prefix-{vid}`, flagged prefix-caching, with `flags` besides."""
     return scripted(VECTORS, f"prefix-{vid}", comment, f"prefix-caching {flags}".strip())

@@ -10,7 +10,6 @@ from oracle.as_impl import OutOfBlocks
 from paged_gate.vectors.script import Script, Vector, chunk
 
 
-
 def random_session(seed: int) -> Vector:
     """A seeded random session of add, fork, append and free, every observable after every call."""
 

@@ -14,7 +14,6 @@ VECTORS: list[Vector] = []
 vector = collect(VECTORS)
 
 
-
 def distinct(tokens: int, seed: int) -> tuple[Array, Array]:
     """[1, tokens, 1] values whose bits differ between positions 2^8, 2^15 and 2^16 apart (finite, no NaN)."""
     rng = np.random.default_rng(seed)
