@@ -9,5 +9,7 @@ One idea a module:
 - `transcripts`: replaying transcripts (the vectors, `--replay`), and the one the gate writes;
 - `exhaustive`: the bounded exhaustive explorer as a step;
 - `verdict`: a step's outcome, and the lines that report them;
-- `junit`: the steps as JUnit XML, for CI systems.
+- `junit`: the steps as JUnit XML, for CI systems;
+- `chunks`: the seeded K and V chunks that tests and vectors are built from (numpy only);
+- `vectors`: the conformance vectors' generator (`ci/vectors/generate`), a module per family.
 """

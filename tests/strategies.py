@@ -1,66 +1,27 @@
 """The suite's one home for what tests are built from, in the manner of array-api-tests'
-hypothesis_helpers: geometries, chunks of K and V (float16 traps included), and the
-model-side arithmetic that sizes an append. Tested themselves in test_strategies.py.
+hypothesis_helpers: geometries, chunks of K and V (float16 traps included; built in
+paged_gate/chunks.py, re-exported here), and the model-side arithmetic that sizes an append.
+Tested themselves in test_strategies.py.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, NamedTuple
 
-import numpy as np
 from hypothesis import strategies as st
 
 from oracle import ModelKVCache
+from paged_gate.chunks import INPUT_DTYPES, TRICKY, TRICKY_INTS, make_chunk, make_values, seed_token
 
 # -- chunks ---------------------------------------------------------------------------------------
 
-INPUT_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16")
+# The chunk builders live in paged_gate/chunks.py (the vector generator uses them from the base
+# install, without hypothesis); re-exported here, the tests' one place to import them from.
 
-# Values whose float16 rounding is a trap: ties to even (1 + 2^-11), subnormals and underflow,
-# the largest finite value and values that round down onto it, negative zero, integers above
-# 2048; and values just above a tie by less than float32 can hold, which round up only if a
-# float64 is rounded once (through float32 they become the tie and round to even, down).
-TRICKY = np.array(
-    [
-        1 + 2**-12, 1 + 2**-11, 1 + 3 * 2**-11, 2049.0, 4097.0, 65504.0, 65519.0, 2.0**-24, 2.0**-25,
-        3 * 2.0**-26, 2.0**-14 - 2.0**-25, -0.0, 0.1, 1 / 3, 1e-8, 1024.75, 7.0,
-        1 + 2**-11 + 2**-30, 2049 + 2**-20, 1024.5 + 2**-30, 2.0**-25 + 2.0**-50,  # double-rounding traps
-    ],
-    dtype=np.float64,
-)
-TRICKY_INTS = np.array([2049, 2051, 4097, -4097, 65503, 65504, -65504, 32767, -32768, 255, 127, -128, 0, 1])
-
-
-def make_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, tricky: bool) -> np.ndarray:
-    """One array of `dtype`, reproducible from the generator's state; every value fits float16's range."""
-    dt = np.dtype(dtype)
-    if dt.kind == "f":
-        if tricky:
-            vals = rng.choice(TRICKY, size=shape) * rng.choice([1.0, -1.0], size=shape)
-        else:
-            vals = rng.standard_normal(shape) * float(rng.choice([1e-3, 1.0, 300.0]))
-        return vals.astype(dt)
-    info = np.iinfo(dt)
-    lo, hi = max(int(info.min), -65504), min(int(info.max), 65504)
-    if tricky:
-        pool = TRICKY_INTS[(TRICKY_INTS >= lo) & (TRICKY_INTS <= hi)]
-        return rng.choice(pool, size=shape).astype(dt)
-    return rng.integers(lo, hi, size=shape, endpoint=True).astype(dt)
-
-
-def make_chunk(
-    heads: int, tokens: int, dims: int, seed: int, dtype: str = "float32", tricky: bool = False
-) -> tuple[np.ndarray, np.ndarray]:
-    """k and v `[heads, tokens, dims]` of `dtype`, different from each other, built from the seed."""
-    rng = np.random.default_rng(seed)
-    shape = (heads, tokens, dims)
-    return make_values(rng, shape, dtype, tricky), make_values(rng, shape, dtype, tricky)
-
-
-def seed_token(t: int, dtype: str = "float32") -> tuple[np.ndarray, np.ndarray]:
-    """The seed's worked-example token (section 3): K = [t + 0.5, -t], V = -K, as [H=1, T=1, D=2]."""
-    k = np.array([[[t + 0.5, -t]]], dtype=dtype)
-    return k, -k
+__all__ = [
+    "INPUT_DTYPES", "TRICKY", "TRICKY_INTS", "Geometry", "blocks_needed", "geometries", "held_elsewhere",
+    "make_chunk", "make_values", "model_blocks_needed", "seed_token", "tokens_needing",
+]
 
 
 # -- geometry -----------------------------------------------------------------------------------------

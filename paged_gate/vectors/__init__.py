@@ -1,0 +1,17 @@
+"""The conformance vectors' generator (`ci/vectors/generate`, `python -m paged_gate.vectors`):
+scripted sessions on the oracle, recorded as transcripts with the oracle's answers.
+
+One idea a module:
+- `flags`: the flags a vector carries, and what each checks (NOTES.md's first table);
+- `script`: a vector being written (`Script`: calls on the oracle, recorded as requests) and
+  the decorators a family registers its vectors with;
+- a module per family, each with its `VECTORS` in the order written: `pitfalls` (the seed's
+  worked example and its pitfalls s01..s13), `errors` (the error table, precedence, a pool too
+  large, a second hello), `allocation` (lowest free, copy on write, a pool of one block),
+  `ranges` (the integer widths), `random_sessions`, `prefix` (prefix caching);
+- `corpus`: every family's vectors as files (one per profile value the answers depend on) and
+  NOTES.md;
+- `cli`: writing the corpus into a folder, or checking that the folder holds it.
+
+Deterministic: seeded values, no clock, so the committed corpus can be checked byte for byte.
+"""

@@ -1,0 +1,93 @@
+"""A vector being written: a scripted session of calls on the oracle, recorded as wire requests,
+whose answers are the oracle's (under any profile) when the transcript is taken.
+
+Also the decorators a family module registers its vectors with, and `chunk`, the K and V every
+family appends (the suite's own builder, paged_gate.chunks, in float16).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from oracle import as_impl
+from oracle.profile import Profile
+from paged_gate.chunks import Array, make_chunk
+from paged_gate.vectors.flags import FLAGS
+from wire.record import Recorder
+from wire.transcript import Transcript
+
+
+def chunk(heads: int, tokens: int, dims: int, seed: int) -> tuple[Array, Array]:
+    """k and v [heads, tokens, dims] float16, seeded, different from each other (the suite's builder)."""
+    return make_chunk(heads, tokens, dims, seed, "float16")
+
+
+class Script:
+    """A vector being written: calls on the oracle, recorded as requests."""
+
+    def __init__(self, vid: str, comment: str, flags: str) -> None:
+        for flag in flags.split():
+            assert flag in FLAGS, f"{vid}: flag {flag!r} is not explained in FLAGS"
+        self.meta = {"id": vid, "comment": comment, "flags": flags}
+        if "prefix-caching" in flags.split():
+            self.meta["requires"] = "prefix_caching"
+        self.recorder = Recorder()
+        self.impl = self.recorder.wrap(as_impl)
+        self.layers: dict[int, int] = {}  # id of a cache -> its number of layers
+
+    def new(self, *sizes: int, prefix_caching: bool = False) -> Any:
+        """A cache of the five sizes (recorded), remembered for observe()."""
+        cache = self.impl.PagedKVCache(*sizes, prefix_caching=prefix_caching)
+        self.layers[id(cache)] = sizes[2]
+        return cache
+
+    def attempt(self, call: Callable[..., Any], *args: Any) -> None:
+        """A call the contract refuses: its error is the expected answer."""
+        try:
+            call(*args)
+        except (KeyError, ValueError, MemoryError, as_impl.OutOfBlocks):
+            return
+        raise AssertionError(f"{self.meta['id']}: {call.__name__}{args} was expected to fail")
+
+    def observe(self, cache: Any, seqs: list[int]) -> None:
+        """Every observable: stats, the free count, and each sequence's table, lengths and gathers."""
+        cache.stats()
+        cache.num_free_blocks()
+        for s in seqs:
+            cache.block_table(s)
+            for layer in range(self.layers[id(cache)]):
+                cache.seq_len(s, layer)
+                cache.gather(s, layer)
+
+    def transcript(self, profile: Profile = Profile()) -> Transcript:
+        """The recorded calls with the oracle's answers under `profile`."""
+        return self.recorder.transcript(dict(self.meta), as_impl.under(profile))
+
+
+Vector = Callable[[], Script]  # writes one vector's Script afresh each call
+
+
+def collect(into: list[Vector]) -> Callable[[Vector], Vector]:
+    """A decorator that appends a vector to its family's list, in the order written."""
+
+    def register(make: Vector) -> Vector:
+        into.append(make)
+        return make
+
+    return register
+
+
+def scripted(into: list[Vector], vid: str, comment: str, flags: str) -> Callable[[Callable[[Script], None]], Vector]:
+    """A decorator for a body that fills a fresh Script(vid, comment, flags): the vector, appended to `into`."""
+
+    def wrap(body: Callable[[Script], None]) -> Vector:
+        def make() -> Script:
+            s = Script(vid, comment, flags)
+            body(s)
+            return s
+
+        make.__name__ = body.__name__
+        into.append(make)
+        return make
+
+    return wrap

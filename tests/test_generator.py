@@ -1,0 +1,123 @@
+"""The vector generator (paged_gate.vectors), checked as a program: its corpus is the same from
+one process to the next, every vector is flagged and named as NOTES.md and a replayer expect, each
+family writes vectors, and a Script records the oracle's answers. tests/test_vectors.py checks
+that the committed corpus is what it writes, and replays it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paged_gate.chunks import seed_token
+from paged_gate.vectors import cli
+from paged_gate.vectors.corpus import FAMILIES, assemble, header, vector_files
+from paged_gate.vectors.flags import FLAGS
+from paged_gate.vectors.script import Script
+
+# family module name -> each of its vectors' files (name -> text), written once for the module
+Parts = dict[str, list[dict[str, str]]]
+
+
+@pytest.fixture(scope="module")
+def parts() -> Parts:
+    return {family.__name__: [vector_files(make) for make in family.VECTORS] for family in FAMILIES}
+
+
+@pytest.fixture(scope="module")
+def files(parts: Parts) -> dict[str, str]:
+    return assemble(part for family in parts.values() for part in family)
+
+
+def test_the_corpus_is_the_same_in_another_process(files: dict[str, str], tmp_path: Path) -> None:
+    # Another process, with hash randomisation off (this one's is on unless PYTHONHASHSEED says
+    # otherwise), checks the corpus this one wrote: set or dict order leaking in would differ.
+    cli.write(tmp_path, files)
+    code = "import sys; from pathlib import Path; from paged_gate.vectors.cli import main; sys.exit(main(['--check'], Path(sys.argv[1])))"
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONHASHSEED": "0"})
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_every_family_writes_vectors(parts: Parts) -> None:
+    empty = [name for name, family in parts.items() if not family]
+    assert not empty, f"families with no vectors: {empty}"
+
+
+def test_every_flag_is_explained(files: dict[str, str]) -> None:
+    unexplained = {name: flag for name, text in files.items() if name != "NOTES.md" for flag in header(text)["flags"].split() if flag not in FLAGS}
+    assert not unexplained, f"flags not in FLAGS: {unexplained}"
+
+
+def test_ids_are_unique_and_name_the_files(parts: Parts) -> None:
+    seen: dict[str, str] = {}
+    for family, vectors in parts.items():
+        for part in vectors:
+            ids = {header(text)["id"] for text in part.values()}
+            assert len(ids) == 1, f"{family}: one vector's files carry the ids {sorted(ids)}"
+            vid = ids.pop()
+            assert vid not in seen, f"{vid}: written by {seen[vid]} and by {family}"
+            seen[vid] = family
+            for name, text in part.items():
+                profile = header(text).get("profile")
+                stem, _, options = name.removesuffix(".txt").partition("--")
+                assert stem == vid, f"{name} holds the vector {vid}"
+                if options:
+                    assert profile is not None and set(options.split(",")) <= set(profile.split(",")), f"{name}: profile {profile}"
+
+
+def test_notes_list_every_file_once(files: dict[str, str]) -> None:
+    table = files["NOTES.md"].split("| id | flags | comment |\n| --- | --- | --- |\n", 1)[1]
+    listed = [row.split(" | ")[0].removeprefix("| ") for row in table.splitlines()]
+    headers = [header(text) for name, text in files.items() if name != "NOTES.md"]
+    expected = [h["id"] + (f" (profile {h['profile']})" if "profile" in h else "") for h in headers]
+    assert listed == expected
+
+
+def test_a_script_records_the_oracles_answers() -> None:
+    # The seed's first token (K = [0.5, 0], V = [-0.5, -0]: float16 bits 3800 0000, b800 8000) into
+    # a pool of 4 blocks of 2 positions, then the refused free of an id never added.
+    s = Script("example", "hand-checked", "seed-example")
+    c = s.new(4, 2, 1, 1, 2)
+    c.add_seq(0)
+    c.append(0, 0, *seed_token(0, "float16"))
+    s.observe(c, [0])
+    s.attempt(c.free, 9)
+    assert s.transcript().steps == [
+        ("new 4 2 1 1 2", "ok 0"),
+        ("add_seq 0 0", "ok 0"),
+        ("append 0 0 0 1,1,2 1,1,2 38000000 b8008000", "ok"),
+        ("stats 0", "ok free=3 used=1 cached=0 evictions=0"),
+        ("num_free_blocks 0", "ok 3"),
+        ("block_table 0 0", "ok 0"),
+        ("seq_len 0 0 0", "ok 1"),
+        ("gather 0 0 0", "ok 1 38000000 b8008000"),
+        ("free 0 9", "err unknown_sequence 9"),
+    ]
+    assert s.transcript().meta == {"id": "example", "comment": "hand-checked", "flags": "seed-example"}
+
+
+def test_a_script_refuses_what_it_cannot_write() -> None:
+    with pytest.raises(AssertionError, match="not explained in FLAGS"):
+        Script("bad", "an unknown flag", "seed-example no-such-flag")
+    s = Script("ok", "a call expected to fail that succeeds", "error-table")
+    c = s.new(4, 2, 1, 1, 1)
+    with pytest.raises(AssertionError, match="expected to fail"):
+        s.attempt(c.add_seq, 0)
+
+
+def test_check_names_what_differs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = {"a.txt": "1\n", "NOTES.md": "n\n"}
+    cli.write(tmp_path, files)
+    assert cli.check(tmp_path, files) == 0
+    (tmp_path / "a.txt").write_text("2\n")
+    (tmp_path / "b.txt").write_text("stale\n")
+    assert cli.check(tmp_path, files) == 1
+    out = capsys.readouterr().out
+    assert "differs from the generator: ci/vectors/a.txt" in out and "not written by the generator: ci/vectors/b.txt" in out
+    cli.write(tmp_path, files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["NOTES.md", "a.txt"] and cli.check(tmp_path, files) == 0
