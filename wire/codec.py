@@ -22,8 +22,14 @@ class ProtocolError(Exception):
     """A request or response that breaks the protocol itself (not a contract error)."""
 
 
+SMALL_INTS = {str(n): n for n in range(-8, 4096)}  # the ones that travel most: lengths, ids, counts
+
+
 def parse_int(text: str, what: str = "integer") -> int:
     """A decimal integer that fits in a signed 64-bit integer."""
+    small = SMALL_INTS.get(text)
+    if small is not None:
+        return small
     body = text[1:] if text.startswith("-") else text
     if not body.isdigit() or not body.isascii():
         raise ProtocolError(f"{what} {text!r} is not a decimal integer")
