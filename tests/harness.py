@@ -13,6 +13,7 @@ written to PATH as a transcript with the oracle's answers: `ci/gate --replay PAT
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -127,10 +128,10 @@ def expected_error(model_error: BaseException) -> type[BaseException]:
     return type(model_error)
 
 
-def ask_ahead(cache: Any, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
+def ask_ahead(cache: Any, calls: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
     """A driver's cache gets the requests of the queries the caller makes next, in this order, in one
     write (`RemoteKVCache.prefetch`): their answers come back together, not one round trip each. The
-    calls are then made as usual, and a module's cache has nothing to do here."""
+    calls are then made as usual; for a module's cache, `calls` (a generator) is not even made."""
     prefetch = getattr(cache, "prefetch", None)
     if prefetch is not None:
         prefetch(calls)
@@ -139,9 +140,8 @@ def ask_ahead(cache: Any, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
 def snapshot(cache: Any, seqs: Iterable[int], n_layers: int) -> dict[str, Any]:
     """Every observable of the cache for the given live sequences: stats, tables, lengths, gathers."""
     seqs = list(seqs)
-    ask_ahead(cache, [("stats", ()), ("num_free_blocks", ())] + [
-        (name, (s, *at)) for s in seqs for name, at in [("block_table", ()), *((q, (layer,)) for layer in range(n_layers) for q in ("seq_len", "gather"))]
-    ])
+    per_seq = [("block_table", ()), *((q, (layer,)) for layer in range(n_layers) for q in ("seq_len", "gather"))]
+    ask_ahead(cache, itertools.chain([("stats", ()), ("num_free_blocks", ())], ((name, (s, *at)) for s in seqs for name, at in per_seq)))
     state: dict[str, Any] = {"stats": dict(cache.stats()), "free": cache.num_free_blocks()}
     for s in seqs:
         state[f"table {s}"] = cache.block_table(s).tolist()
@@ -157,9 +157,11 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
     __tracebackhide__ = True
     layers = range(model.n_layers)
     gathered = list(model.tables if seqs is None else seqs)
-    ask_ahead(cache, [("stats", ()), ("num_free_blocks", ())]
-              + [(name, (s, *at)) for s in model.tables for name, at in [("block_table", ()), *(("seq_len", (layer,)) for layer in layers)]]
-              + [("gather", (s, layer)) for s in gathered for layer in layers])
+    ask_ahead(cache, itertools.chain(
+        [("stats", ()), ("num_free_blocks", ())],
+        ((name, (s, *at)) for s in model.tables for name, at in [("block_table", ()), *(("seq_len", (layer,)) for layer in layers)]),
+        (("gather", (s, layer)) for s in gathered for layer in layers),
+    ))
     assert_equal("stats()", cache.stats(), model.stats(), "stats()")
     assert_equal("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks(), "num_free_blocks()")
     for s in model.tables:

@@ -110,6 +110,7 @@ class DriverProcess:
 
     def exchange(self, line: str) -> str:
         """One request written and its answer read (after any still owed), with nothing else sent."""
+        self.drop_ahead()
         self.send([line])
         while len(self.sent) > 1:
             self.take()
@@ -211,8 +212,8 @@ class DriverProcess:
     def stop(self) -> None:
         if self.dead is None and self.proc.poll() is None:
             try:
-                self.exchange("quit")
-                self.proc.wait(timeout=5)
+                if self.exchange("quit") == "ok":  # else it does not mean to go: no wait for it
+                    self.proc.wait(timeout=5)
             except (DriverError, subprocess.TimeoutExpired):
                 pass
         if self.proc.poll() is None:
@@ -320,7 +321,7 @@ class RemoteKVCache:
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         length, k_hex, v_hex = self._call("gather", seq_id, layer)
         shape = (self.n_kv_heads, parse_int(length, "length"), self.d_head)
-        return parse_payload(k_hex, shape).copy(), parse_payload(v_hex, shape).copy()
+        return parse_payload(k_hex, shape), parse_payload(v_hex, shape)  # each decoded into memory of its own
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
         (length,) = self._call("seq_len", seq_id, layer)
