@@ -23,7 +23,7 @@ import tempfile
 import time
 import weakref
 from types import TracebackType
-from typing import Any, Iterable
+from typing import Any, Iterable, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
@@ -84,6 +84,9 @@ class DriverProcess:
         other request came between (the driver answered it in the state this request would see); the
         other prefetched answers are read and dropped. Closes queued by the garbage collector go first."""
         if self.ahead:
+            if self.ahead[0] == line:  # the usual case: the calls come in the order they were prefetched
+                self.ahead.popleft()
+                return self.take()
             if line in self.ahead:
                 while self.ahead.popleft() != line:
                     self.take()  # a query skipped: nothing changed since, so the later answer stands
@@ -159,12 +162,12 @@ class DriverProcess:
                     self.fail(self.sent[0], f"got no answer within {self.timeout:g} s (PAGED_DRIVER_TIMEOUT)")
                 self.receive()
         line, answer = self.sent.popleft(), self.answers.popleft()
-        if isinstance(answer, bytes):  # in a batch that was not all ASCII
-            try:
-                answer = answer.decode("ascii")
-            except UnicodeDecodeError:
-                self.fail(line, f"got a response that is not ASCII: {shorten(repr(answer))}")
-        return answer[:-1] if answer.endswith("\r") else answer
+        if isinstance(answer, str):
+            return answer
+        try:  # in a batch that was not all ASCII
+            return answer.decode("ascii").removesuffix("\r")
+        except UnicodeDecodeError:
+            self.fail(line, f"got a response that is not ASCII: {shorten(repr(answer))}")
 
     def receive(self) -> None:
         """Read what the driver has written (it is readable) and queue its complete lines, decoded in one go."""
@@ -180,11 +183,12 @@ class DriverProcess:
             return
         self.partial = data[end + 1 :]
         try:
-            self.answers.extend(data[:end].decode("ascii").split("\n"))
+            text = data[:end].decode("ascii")
+            self.answers.extend(text.split("\n") if "\r" not in text else (a.removesuffix("\r") for a in text.split("\n")))
         except UnicodeDecodeError:
             self.answers.extend(data[:end].split(b"\n"))  # take() names the request whose answer is not ASCII
 
-    def fail(self, line: str, why: str) -> None:
+    def fail(self, line: str, why: str) -> NoReturn:
         self.dead = why
         if self.proc.poll() is None:
             self.proc.kill()
@@ -207,7 +211,6 @@ class DriverProcess:
                 raise error(message)
             raise DriverError(f"driver {self.command!r}: request {shorten(line)!r} answered {shorten(response)!r}")
         self.fail(line, f"answered out of protocol: {shorten(response)!r}")
-        raise AssertionError("unreachable")
 
     def stop(self) -> None:
         if self.dead is None and self.proc.poll() is None:
@@ -278,12 +281,13 @@ class RemoteKVCache:
         option = " prefix_caching" if prefix_caching else ""
         (handle,) = self._driver.call("new " + " ".join(map(str, sizes)) + option, self.impl)
         self._handle = parse_int(handle, "handle")
+        self._handle_field = str(self._handle)
         self._finalizer = weakref.finalize(self, self._driver.pending_closes.append, self._handle)
 
     QUERIES = frozenset({"gather", "seq_len", "block_table", "stats", "num_free_blocks"})
 
     def _line(self, name: str, *args: Any) -> str:
-        return " ".join([name, str(self._handle), *call_fields(name, *args)])
+        return " ".join([name, self._handle_field, *call_fields(name, *args)])
 
     def prefetch(self, calls: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
         """Send the requests of these queries (name, args) in one write, ahead of the calls: the same
