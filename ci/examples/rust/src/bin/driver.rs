@@ -38,11 +38,14 @@ fn main() -> ExitCode {
         }
         // Bytes that are not UTF-8 cannot parse as any field: the handler answers `err protocol`.
         let (response, quit) = driver.handle(&String::from_utf8_lossy(&line));
-        let waiting = !input.buffer().is_empty(); // the next request is here already: answer it first
-        if writeln!(out, "{response}").and_then(|()| if waiting && !quit { Ok(()) } else { out.flush() }).is_err() || quit {
+        let mut sent = writeln!(out, "{response}");
+        if input.buffer().is_empty() || quit {
+            sent = sent.and_then(|()| out.flush()); // no request waits: the client may be waiting for this answer
+        }
+        if sent.is_err() || quit {
             break; // the client is gone, or asked us to go
         }
     }
-    let _ = out.flush();
+    let _ = out.flush(); // the answers to requests at the end of input without a `quit`
     ExitCode::SUCCESS
 }
