@@ -13,6 +13,7 @@ written to PATH as a transcript with the oracle's answers: `ci/gate --replay PAT
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 from pathlib import Path
 from typing import Any, Iterable
@@ -126,8 +127,20 @@ def expected_error(model_error: BaseException) -> type[BaseException]:
     return type(model_error)
 
 
+def ask_ahead(cache: Any, calls: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+    """A driver's cache gets the requests of the queries the caller makes next, in this order, in one
+    write (`RemoteKVCache.prefetch`): their answers come back together, not one round trip each. The
+    calls are then made as usual; for a module's cache, `calls` (a generator) is not even made."""
+    prefetch = getattr(cache, "prefetch", None)
+    if prefetch is not None:
+        prefetch(calls)
+
+
 def snapshot(cache: Any, seqs: Iterable[int], n_layers: int) -> dict[str, Any]:
     """Every observable of the cache for the given live sequences: stats, tables, lengths, gathers."""
+    seqs = list(seqs)
+    per_seq = [("block_table", ()), *((q, (layer,)) for layer in range(n_layers) for q in ("seq_len", "gather"))]
+    ask_ahead(cache, itertools.chain([("stats", ()), ("num_free_blocks", ())], ((name, (s, *at)) for s in seqs for name, at in per_seq)))
     state: dict[str, Any] = {"stats": dict(cache.stats()), "free": cache.num_free_blocks()}
     for s in seqs:
         state[f"table {s}"] = cache.block_table(s).tolist()
@@ -141,6 +154,13 @@ def snapshot(cache: Any, seqs: Iterable[int], n_layers: int) -> dict[str, Any]:
 def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | None = None) -> None:
     """The cache's stats, free count, every live table and length, and the given sequences' gathers equal the model's."""
     __tracebackhide__ = True
+    layers = range(model.n_layers)
+    gathered = list(model.tables if seqs is None else seqs)
+    ask_ahead(cache, itertools.chain(
+        [("stats", ()), ("num_free_blocks", ())],
+        ((name, (s, *at)) for s in model.tables for name, at in [("block_table", ()), *(("seq_len", (layer,)) for layer in layers)]),
+        (("gather", (s, layer)) for s in gathered for layer in layers),
+    ))
     assert_equal("stats()", cache.stats(), model.stats(), "stats()")
     assert_equal("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks(), "num_free_blocks()")
     for s in model.tables:
@@ -149,8 +169,8 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
         assert_equal(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), f"block_table({s})")
         for layer in range(model.n_layers):
             assert_equal(f"seq_len({s}, {layer})", cache.seq_len(s, layer), model.seq_len(s, layer), f"seq_len({s}, {layer})")
-    for s in model.tables if seqs is None else seqs:
-        for layer in range(model.n_layers):
+    for s in gathered:
+        for layer in layers:
             got, want = cache.gather(s, layer), model.gather(s, layer)
             for name, g, w in zip("kv", got, want):
                 assert isinstance(g, np.ndarray) and g.flags.c_contiguous, f"gather({s}, {layer}) {name} is not a C-contiguous array"

@@ -106,3 +106,128 @@ def test_a_driver_that_does_not_greet_is_refused() -> None:
 def test_a_missing_driver_is_a_clear_error() -> None:
     with pytest.raises(DriverError, match="cannot start driver"):
         DriverProcess("/nonexistent/driver", timeout=5)
+
+
+# -- runs of requests ahead of their answers ---------------------------------------------------------
+
+
+def served(lines: list[str], hello: bool = True) -> list[str]:
+    """The oracle's answers to these requests (after its `hello`), served in-process: what a driver must answer."""
+    d = Dispatcher(oracle.as_impl, "oracle")
+    if hello:
+        d.handle("hello 1")
+    return [d.handle(line)[0] for line in lines]
+
+
+def lockstep(how: str = "") -> str:
+    """A driver serving the oracle that reads one request at a time and answers it before reading on."""
+    return f"{sys.executable} {DRIVERS / 'lockstep.py'} {how}".rstrip()
+
+
+def test_prefetched_answers_are_the_answers_of_the_calls_made() -> None:
+    """Queries sent ahead to a driver that answers line by line: each call gets the answer it would get
+    alone, a query skipped is dropped, and a call that was not prefetched comes after what was."""
+    impl = ExecImpl(f"exec:{lockstep()}", timeout=10)
+    model = oracle.as_impl.PagedKVCache(4, 2, 2, 1, 1)
+    try:
+        cache = impl.PagedKVCache(4, 2, 2, 1, 1)
+        k = np.ones((1, 3, 1), np.float16)
+        for c in (cache, model):
+            c.add_seq(0)
+            c.append(0, 1, k, -k)
+        queries = [("stats", ()), ("num_free_blocks", ()), ("block_table", (0,)), ("seq_len", (0, 1)), ("gather", (0, 1)), ("block_table", (0,))]
+        cache.prefetch(queries)
+        assert cache.stats() == model.stats()
+        assert cache.block_table(0).tolist() == model.block_table(0).tolist(), "num_free_blocks skipped"
+        got, want = cache.gather(0, 1), model.gather(0, 1)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want))
+        for c in (cache, model):
+            c.append(0, 0, k, k)  # not prefetched: the last block_table's answer is dropped first
+        assert cache.block_table(0).tolist() == model.block_table(0).tolist() and cache.seq_len(0, 0) == 3
+        cache.prefetch([("seq_len", (0, 0)), ("stats", ())])
+        cache.prefetch([("num_free_blocks", ())])  # a second prefetch drops what the first left
+        assert cache.num_free_blocks() == model.num_free_blocks()
+        with pytest.raises(ValueError, match="only queries"):
+            cache.prefetch([("free", (0,))])
+    finally:
+        impl.stop()
+
+
+def test_a_batch_larger_than_the_pipes_does_not_deadlock() -> None:
+    """Far more requests than the pipes hold, to a driver that blocks writing answers nobody reads yet:
+    the write reads answers as it goes, and every answer is the request's own."""
+    process = DriverProcess(lockstep(), timeout=10)
+    try:
+        process.exchange("new 3 1 1 1 1")
+        lines = [f"seq_len 0 {s} 0" if s % 3 else "stats 0" for s in range(30000)]
+        process.send(lines)
+        answers = [process.take() for _ in lines]
+        assert answers == served(["new 3 1 1 1 1", *lines])[1:]
+        assert process.exchange("num_free_blocks 0") == "ok 3", "the session goes on in step"
+    finally:
+        process.stop()
+
+
+def test_a_bad_answer_in_a_batch_names_its_own_request() -> None:
+    """A contract error, and an answer that is not ASCII, in the middle of a batch read at once: each
+    is raised by its own call and names its own request, and the calls before it get their answers."""
+    impl = ExecImpl(f"exec:{lockstep('block_table')}", timeout=10)
+    try:
+        cache = impl.PagedKVCache(4, 2, 1, 1, 1)
+        cache.add_seq(0)
+        cache.prefetch([("seq_len", (0, 0)), ("gather", (7, 0)), ("stats", ()), ("block_table", (0,)), ("num_free_blocks", ())])
+        time.sleep(0.2)  # every answer is written before the first is read: they come in one read
+        assert cache.seq_len(0, 0) == 0
+        with pytest.raises(KeyError):
+            cache.gather(7, 0)
+        assert cache.stats()["free"] == 4
+        with pytest.raises(DriverError, match="request 'block_table 0 0' got a response that is not ASCII"):
+            cache.block_table(0)
+    finally:
+        impl.stop()
+
+
+def test_a_driver_that_reads_nothing_fails_within_the_timeout() -> None:
+    process = DriverProcess(lockstep("deaf"), timeout=1)
+    start = time.monotonic()
+    with pytest.raises(DriverError, match=r"request 'stats 0' accepted no input for 1 s"):
+        process.send(["stats 0"] * 200000)
+    assert time.monotonic() - start < 10
+    process.stop()
+
+
+def test_the_python_driver_answers_a_run_at_once_and_each_request_alone() -> None:
+    """`wire.server.serve` answers what it has read in one write, and a lone request at once."""
+    import io
+
+    class Input(io.BytesIO):
+        """Requests that arrive in two reads."""
+
+        def __init__(self, parts: list[bytes]) -> None:
+            super().__init__()
+            self.parts = parts
+
+        def read1(self, size: int = -1) -> bytes:
+            return self.parts.pop(0) if self.parts else b""
+
+    class Output(io.BytesIO):
+        def __init__(self) -> None:
+            super().__init__()
+            self.flushes: list[bytes] = []
+
+        def flush(self) -> None:
+            self.flushes.append(self.getvalue()[sum(map(len, self.flushes)) :])
+
+    from wire.server import serve
+
+    def answered(lines: list[str]) -> bytes:
+        return "".join(f"{a}\n" for a in served(lines, hello=False)).encode()
+
+    out = Output()
+    serve(Dispatcher(oracle.as_impl, "oracle"), Input([b"hello 1\nnew 2 1 1 1 1\nstats 0\n", b"num_free_blocks 0\nquit\nstats 0\n"]), out)
+    first = ["hello 1", "new 2 1 1 1 1", "stats 0"]
+    assert out.flushes == [answered(first), answered([*first, "num_free_blocks 0", "quit"])[len(answered(first)) :]], "nothing after quit"
+    out = Output()
+    serve(Dispatcher(oracle.as_impl, "oracle"), Input([b"hello 1\n", b"stats 9"]), out)
+    assert out.flushes == [answered(["hello 1"]), answered(["hello 1", "stats 9"])[len(answered(["hello 1"])) :]], "a last line without its newline"
+    assert out.flushes[1].startswith(b"err protocol")

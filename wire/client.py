@@ -14,6 +14,7 @@ is checked on").
 
 from __future__ import annotations
 
+import collections
 import os
 import select
 import shlex
@@ -22,7 +23,7 @@ import tempfile
 import time
 import weakref
 from types import TracebackType
-from typing import Any, Iterable
+from typing import Any, Iterable, NoReturn
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,7 +43,14 @@ class OutOfBlocks(RuntimeError):
 
 
 class DriverProcess:
-    """One running driver: send a request line, get its response line, within a timeout."""
+    """One running driver: requests written in order, their answers read in the same order, each within a timeout.
+
+    Requests may run ahead of their answers (`send`, then `take` once per line): the answers
+    read come in as a batch and wait in a queue, and the request each answer belongs to is
+    known, so a failure names it. Every write goes through `write_all`, which reads answers
+    while the driver's input is full: a driver blocked writing answers nobody reads would
+    otherwise never read the rest (both would hang).
+    """
 
     def __init__(self, command: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.command = command
@@ -54,7 +62,13 @@ class DriverProcess:
             )
         except OSError as exc:
             raise DriverError(f"cannot start driver {command!r}: {exc}") from None
-        self.buffer = b""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.fd_in, self.fd_out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
+        os.set_blocking(self.fd_in, False)  # write_all writes what the pipe takes and reads answers meanwhile
+        self.partial = b""  # bytes read after the last complete answer line
+        self.answers: collections.deque[str | bytes] = collections.deque()  # answers read, not yet taken
+        self.sent: collections.deque[str] = collections.deque()  # requests written, not yet answered by take()
+        self.ahead: collections.deque[str] = collections.deque()  # prefetched queries whose answers nobody asked for yet
         self.dead: str | None = None
         self.pending_closes: list[int] = []
         response = self.request(f"hello {VERSION}")
@@ -66,45 +80,115 @@ class DriverProcess:
         self.profile = ",".join(f for f in fields[3:] if "=" in f)  # the profile it declares (OPTION=VALUE words)
 
     def request(self, line: str) -> str:
-        """The driver's response to one request (closes queued by the garbage collector go first)."""
-        while self.pending_closes:
-            handle = self.pending_closes.pop()
-            self.exchange(f"close {handle}")
-        return self.exchange(line)
+        """The driver's response to one request. A prefetched answer to the same line is taken if no
+        other request came between (the driver answered it in the state this request would see); the
+        other prefetched answers are read and dropped. Closes queued by the garbage collector go first."""
+        if self.ahead:
+            if self.ahead[0] == line:  # the usual case: the calls come in the order they were prefetched
+                self.ahead.popleft()
+                return self.take()
+            if line in self.ahead:
+                while self.ahead.popleft() != line:
+                    self.take()  # a query skipped: nothing changed since, so the later answer stands
+                return self.take()
+            self.drop_ahead()
+        lines = [f"close {self.pending_closes.pop()}" for _ in range(len(self.pending_closes))]
+        lines.append(line)
+        self.send(lines)
+        for _ in range(len(lines) - 1):
+            self.take()  # a close of a cache nobody holds: its answer decides nothing
+        return self.take()
+
+    def prefetch(self, lines: list[str]) -> None:
+        """Send these queries now, in one write; the same requests made next take their answers (`request`)."""
+        self.drop_ahead()
+        self.send(lines)
+        self.ahead.extend(lines)
+
+    def drop_ahead(self) -> None:
+        """Read and drop the prefetched answers nobody asked for: a request that is not among them comes next."""
+        while self.ahead:
+            self.ahead.popleft()
+            self.take()
 
     def exchange(self, line: str) -> str:
+        """One request written and its answer read (after any still owed), with nothing else sent."""
+        self.drop_ahead()
+        self.send([line])
+        while len(self.sent) > 1:
+            self.take()
+        return self.take()
+
+    def send(self, lines: list[str]) -> None:
+        """Write the request lines (their answers are then `take`n, one each, in order)."""
         if self.dead:
-            raise DriverError(f"driver {self.command!r} is no longer usable ({self.dead}); request {shorten(line)!r} not sent")
+            raise DriverError(f"driver {self.command!r} is no longer usable ({self.dead}); request {shorten(lines[0] if lines else '')!r} not sent")
+        if lines:
+            self.sent.extend(lines)
+            self.write_all(("\n".join(lines) + "\n").encode("ascii"), lines[0])
+
+    def write_all(self, data: bytes, line: str) -> None:
+        """Write every byte; while the driver does not take them, read what it answers (into the queue)."""
         try:
-            assert self.proc.stdin is not None
-            self.proc.stdin.write(line.encode("ascii") + b"\n")
-        except (BrokenPipeError, OSError):
+            done = os.write(self.fd_in, data)
+        except BlockingIOError:
+            done = 0
+        except OSError:
             self.fail(line, "could not be sent: the driver closed its input")
-        return self.read_line(line)
+        if done == len(data):
+            return
+        rest = memoryview(data)[done:]
+        while rest:
+            readable, writable, _ = select.select([self.fd_out], [self.fd_in], [], self.timeout)
+            if not readable and not writable:
+                self.fail(line, f"accepted no input for {self.timeout:g} s (PAGED_DRIVER_TIMEOUT)")
+            if readable:
+                self.receive()
+            if writable:
+                try:
+                    rest = rest[os.write(self.fd_in, rest[: 1 << 16]) :]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    self.fail(line, "could not be sent: the driver closed its input")
 
-    def read_line(self, line: str) -> str:
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + self.timeout
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.fail(line, f"got no answer within {self.timeout:g} s (PAGED_DRIVER_TIMEOUT)")
-            ready, _, _ = select.select([fd], [], [], left)
-            if ready:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    code = self.proc.wait(timeout=5)
-                    self.fail(line, f"got no answer: the driver exited with status {code}")
-                self.buffer += chunk
-        raw, _, self.buffer = self.buffer.partition(b"\n")
-        try:
-            return raw.decode("ascii").rstrip("\r")
+    def take(self) -> str:
+        """The answer to the oldest request not yet answered, waiting for it at most the timeout."""
+        if not self.answers:
+            deadline = time.monotonic() + self.timeout
+            while not self.answers:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self.fd_out], [], [], left)[0]:
+                    self.fail(self.sent[0], f"got no answer within {self.timeout:g} s (PAGED_DRIVER_TIMEOUT)")
+                self.receive()
+        line, answer = self.sent.popleft(), self.answers.popleft()
+        if isinstance(answer, str):
+            return answer
+        try:  # in a batch that was not all ASCII
+            return answer.decode("ascii").removesuffix("\r")
         except UnicodeDecodeError:
-            self.fail(line, f"got a response that is not ASCII: {shorten(repr(raw))}")
-            raise  # unreachable: fail raises
+            self.fail(line, f"got a response that is not ASCII: {shorten(repr(answer))}")
 
-    def fail(self, line: str, why: str) -> None:
+    def receive(self) -> None:
+        """Read what the driver has written (it is readable) and queue its complete lines, decoded in one go."""
+        chunk = os.read(self.fd_out, 1 << 20)
+        if not chunk:
+            code = self.proc.wait(timeout=5)
+            at = len(self.answers)
+            self.fail(self.sent[at] if at < len(self.sent) else "(none)", f"got no answer: the driver exited with status {code}")
+        data = self.partial + chunk
+        end = data.rfind(b"\n")
+        if end < 0:
+            self.partial = data
+            return
+        self.partial = data[end + 1 :]
+        try:
+            text = data[:end].decode("ascii")
+            self.answers.extend(text.split("\n") if "\r" not in text else (a.removesuffix("\r") for a in text.split("\n")))
+        except UnicodeDecodeError:
+            self.answers.extend(data[:end].split(b"\n"))  # take() names the request whose answer is not ASCII
+
+    def fail(self, line: str, why: str) -> NoReturn:
         self.dead = why
         if self.proc.poll() is None:
             self.proc.kill()
@@ -128,13 +212,12 @@ class DriverProcess:
                 raise error(message)
             raise DriverError(f"driver {self.command!r}: request {shorten(line)!r} answered {shorten(response)!r}")
         self.fail(line, f"answered out of protocol: {shorten(response)!r}")
-        raise AssertionError("unreachable")
 
     def stop(self) -> None:
         if self.dead is None and self.proc.poll() is None:
             try:
-                self.exchange("quit")
-                self.proc.wait(timeout=5)
+                if self.exchange("quit") == "ok":  # else it does not mean to go: no wait for it
+                    self.proc.wait(timeout=5)
             except (DriverError, subprocess.TimeoutExpired):
                 pass
         if self.proc.poll() is None:
@@ -199,11 +282,29 @@ class RemoteKVCache:
         option = " prefix_caching" if prefix_caching else ""
         (handle,) = self._driver.call("new " + " ".join(map(str, sizes)) + option, self.impl)
         self._handle = parse_int(handle, "handle")
+        self._handle_field = str(self._handle)
         self._finalizer = weakref.finalize(self, self._driver.pending_closes.append, self._handle)
+
+    QUERIES = frozenset({"gather", "seq_len", "block_table", "stats", "num_free_blocks"})
+
+    def _line(self, name: str, *args: Any) -> str:
+        return " ".join([name, self._handle_field, *call_fields(name, *args)])
+
+    def prefetch(self, calls: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+        """Send the requests of these queries (name, args) in one write, ahead of the calls: the same
+        calls made next get their answers without a round trip each. Any other call first drops what is
+        left, so every answer is still the one a call made then would get. For the harness's
+        observations, many queries in a row."""
+        lines = []
+        for name, args in calls:
+            if name not in self.QUERIES:
+                raise ValueError(f"only queries are prefetched, not {name}")
+            lines.append(self._line(name, *args))
+        self._driver.prefetch(lines)
 
     def _call(self, name: str, *args: Any) -> list[str]:
         """The response fields of the request for the call name(*args)."""
-        line = " ".join([name, str(self._handle), *call_fields(name, *args)])
+        line = self._line(name, *args)
         try:
             return self._driver.call(line, self.impl)
         except ProtocolError as exc:
@@ -225,7 +326,7 @@ class RemoteKVCache:
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         length, k_hex, v_hex = self._call("gather", seq_id, layer)
         shape = (self.n_kv_heads, parse_int(length, "length"), self.d_head)
-        return parse_payload(k_hex, shape).copy(), parse_payload(v_hex, shape).copy()
+        return parse_payload(k_hex, shape), parse_payload(v_hex, shape)  # each decoded into memory of its own
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
         (length,) = self._call("seq_len", seq_id, layer)

@@ -22,8 +22,14 @@ class ProtocolError(Exception):
     """A request or response that breaks the protocol itself (not a contract error)."""
 
 
+SMALL_INTS = {str(n): n for n in range(-8, 4096)}  # the ones that travel most: lengths, ids, counts
+
+
 def parse_int(text: str, what: str = "integer") -> int:
     """A decimal integer that fits in a signed 64-bit integer."""
+    small = SMALL_INTS.get(text)
+    if small is not None:
+        return small
     body = text[1:] if text.startswith("-") else text
     if not body.isdigit() or not body.isascii():
         raise ProtocolError(f"{what} {text!r} is not a decimal integer")
@@ -98,6 +104,8 @@ def parse_stats(fields: Sequence[str]) -> dict[str, int]:
 
 def wire_int(value: object, what: str) -> int:
     """An integer for the wire; other values (bool included) have no wire form: TypeError, as the contract's row."""
+    if type(value) is int:  # the common case, first (a bool's type is bool)
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{what} must be an integer, got {value!r} (no wire form)")
     return int(value)
@@ -119,6 +127,17 @@ def call_fields(name: str, *args: Any) -> list[str]:
     TypeError for an argument with no wire form (a bool id, a complex chunk): the contract's
     TypeError rows belong to the Python surface.
     """
+    if name in ("gather", "seq_len"):  # the most frequent first: the harness's observations
+        layer = args[1] if len(args) > 1 else 0
+        return [str(wire_int(args[0], "seq_id")), str(wire_int(layer, "layer"))]
+    if name in ("block_table", "free"):
+        return [str(wire_int(args[0], "seq_id"))]
+    if name in ("stats", "num_free_blocks", "close"):
+        return []
+    if name == "append":
+        k, v = wire_chunk(args[2], "k"), wire_chunk(args[3], "v")
+        ints = [str(wire_int(args[0], "seq_id")), str(wire_int(args[1], "layer"))]
+        return [*ints, format_list(k.shape), format_list(v.shape), format_payload(k), format_payload(v)]
     if name in ("add_seq", "extend"):
         fields = [str(wire_int(args[0], "seq_id"))]
         if len(args) > 1 and args[1] is not None:
@@ -126,15 +145,4 @@ def call_fields(name: str, *args: Any) -> list[str]:
         return fields
     if name == "fork":
         return [str(wire_int(args[0], "parent")), str(wire_int(args[1], "child"))]
-    if name == "append":
-        k, v = wire_chunk(args[2], "k"), wire_chunk(args[3], "v")
-        ints = [str(wire_int(args[0], "seq_id")), str(wire_int(args[1], "layer"))]
-        return [*ints, format_list(k.shape), format_list(v.shape), format_payload(k), format_payload(v)]
-    if name in ("gather", "seq_len"):
-        layer = args[1] if len(args) > 1 else 0
-        return [str(wire_int(args[0], "seq_id")), str(wire_int(layer, "layer"))]
-    if name in ("block_table", "free"):
-        return [str(wire_int(args[0], "seq_id"))]
-    if name in ("stats", "num_free_blocks", "close"):
-        return []
     raise ValueError(f"no request for {name}")

@@ -362,6 +362,7 @@ Call = tuple[str, tuple[Any, ...]]
 Observation = tuple[Any, dict[int, list[int]]]
 Item = tuple[str, tuple[Any, ...], Sequence[int], bool]  # a call made: method, args, the live ids after it, keep the copy
 Outcome = tuple[tuple[str, Any], Observation, Any]  # its answer, the observation after it, the copy kept (or None)
+IN_FLIGHT = 8  # nodes whose requests are sent before the oldest one's answers are read
 CLOSED: Sequence[int] = ("closed",)  # type: ignore[assignment]  # observe a closed cache
 
 
@@ -494,49 +495,25 @@ class DriverPort:
 
     def send(self, lines: list[str]) -> list[Any]:
         """Write the lines (with the closes queued before them) and return a ticket for their answers: the
-        driver answers while the explorer goes on. Writing never blocks on a driver that is itself blocked
-        writing answers: what it answers meanwhile is read into the process's buffer."""
-        import os
-        import select
-
+        driver answers while the explorer goes on (`DriverProcess.send`, which never blocks on a driver
+        that is itself blocked writing answers)."""
         closing: list[str] = self.shared["closing"]
         lines = closing + lines
         ticket: list[Any] = [len(lines), len(closing), None]  # count, how many to skip (the closes), answers
         closing.clear()
         self.shared["tickets"].append(ticket)
-        process = self.process
-        if process.dead:
-            raise RuntimeError(f"driver {self.spec!r} is no longer usable ({process.dead})")
-        assert process.proc.stdin is not None and process.proc.stdout is not None
-        fd_in, fd_out = process.proc.stdin.fileno(), process.proc.stdout.fileno()
-        if not self.shared.get("nonblocking"):
-            os.set_blocking(fd_in, False)
-            self.shared["nonblocking"] = True
-        data = memoryview(("\n".join(lines) + "\n").encode("ascii"))
-        while data:
-            readable, writable, _ = select.select([fd_out], [fd_in], [], process.timeout)
-            if not readable and not writable:
-                process.fail(lines[0], f"accepted no input for {process.timeout:g} s")
-            if readable:
-                chunk = os.read(fd_out, 1 << 20)
-                if not chunk:
-                    process.fail(lines[0], f"got no answer: the driver exited with status {process.proc.wait(timeout=5)}")
-                process.buffer += chunk
-            if writable:
-                try:
-                    data = data[os.write(fd_in, data[: 1 << 16]) :]
-                except BlockingIOError:
-                    pass
-                except (BrokenPipeError, OSError):
-                    process.fail(lines[0], "could not be sent: the driver closed its input")
+        if self.process.dead:
+            raise RuntimeError(f"driver {self.spec!r} is no longer usable ({self.process.dead})")
+        self.process.send(lines)
         return ticket
 
     def collect(self, ticket: list[Any]) -> list[str]:
         """The answers of a ticket (reading those of the tickets before it first)."""
         tickets = self.shared["tickets"]
+        take = self.process.take
         while ticket[2] is None:
             head = tickets.popleft()
-            head[2] = [self.process.read_line("(a pipelined request)") for _ in range(head[0])][head[1] :]
+            head[2] = [take() for _ in range(head[0])][head[1] :]
         return ticket[2]  # type: ignore[no-any-return]
 
     def new_line(self, g: Geometry) -> tuple[str, int]:
@@ -989,11 +966,12 @@ def _explore(
 
     for d in range(depth):
         nxt: list[_Node] = []
-        # A node's calls are sent, then the next node's prepared and sent, before the first's answers are
-        # read: a driver answers while the explorer works out what the model says (a module answers at once).
+        # A node's calls are sent, then the next nodes' prepared and sent (IN_FLIGHT in all), before the
+        # first's answers are read: a driver answers while the explorer works out what the model says, and
+        # its answers come back in batches (a module answers at once).
         pending: collections.deque[tuple[Any, ...]] = collections.deque()
         while frontier or pending:
-            if pending and (len(pending) > 1 or not frontier):
+            if pending and (len(pending) >= IN_FLIGHT or not frontier):
                 failure = settle(pending.popleft(), nxt)
                 if failure is not None:
                     return finish(failure)

@@ -214,14 +214,31 @@ def expect(args: list[str], count: int, form: str) -> None:
 
 
 def serve(dispatcher: Dispatcher, stdin: BinaryIO, stdout: BinaryIO) -> int:
-    """Answer requests until `quit` or end of input; exit status 0."""
-    for raw in stdin:
-        response, done = dispatcher.handle(raw.decode("ascii", errors="replace"))
-        stdout.write(response.encode("ascii", errors="replace") + b"\n")
-        stdout.flush()
-        if done:
-            break
-    return 0
+    """Answer requests until `quit` or end of input; exit status 0.
+
+    Each read takes what has arrived (`read1`: blocking only when nothing has), and its answers
+    go out in one write and one flush: a client that sends a run of requests gets their answers
+    together, and one that waits for each answer gets it at once (nothing is held back for a
+    request that has not come).
+    """
+    partial = b""
+    while True:
+        chunk = stdin.read1(1 << 16)  # type: ignore[attr-defined]  # BufferedReader and BytesIO have it
+        lines = (partial + chunk).split(b"\n")
+        partial = lines.pop() if chunk else b""  # at the end of input, a last line without its newline counts
+        out, done = [], False
+        for raw in lines:
+            if not raw and not chunk:
+                continue
+            response, done = dispatcher.handle(raw.decode("ascii", errors="replace"))
+            out.append(response.encode("ascii", errors="replace") + b"\n")
+            if done:
+                break
+        if out:
+            stdout.write(b"".join(out))
+            stdout.flush()
+        if done or not chunk:
+            return 0
 
 
 def main(argv: list[str] | None = None, default_impl: str = "paged") -> int:
