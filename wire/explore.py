@@ -112,12 +112,15 @@ class Geometry:
 # The geometries `ci/gate --exhaustive` walks: the (N=3, B=2, L=2, H=D=1, 3 sequence ids);
 # two heads and two dims, so a head or a dimension in the wrong place shows; and prefix caching with
 # one-position blocks on a pool of two, so that keys, hits, release order and eviction come within a
-# few calls: one layer to depth K, two layers (a block full in one layer only) to depth min(K, 5).
+# few calls: one layer to depth K, two layers (a block full in one layer only) to depth min(K, 5);
+# and a pool of three with prompts of up to three tokens of one id, so that a prompt can hit two
+# blocks whose ids are not neighbours (a hit on [0] then a block taken after another sequence's).
 GEOMETRIES: tuple[Geometry, ...] = (
     Geometry(3, 2, 2, 1, 1),
     Geometry(2, 2, 1, 2, 2, seq_ids=(0, 1)),
     Geometry(2, 1, 1, 1, 1, prefix_caching=True, seq_ids=(0, 1)),
     Geometry(2, 1, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1), max_depth=5),
+    Geometry(3, 1, 1, 1, 1, prefix_caching=True, vocab=1, max_prompt=3),
 )
 BAD_CHUNKS = ("2-D", "shapes differ", "wrong H", "wrong D", "T = 0")
 
