@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 from oracle.profile import Profile
-from wire.client import DriverError, Session
+from wire.client import DriverError, replay_fresh
 from wire.codec import ProtocolError
-from wire.transcript import Transcript, read, replay, written_for_another
+from wire.transcript import Transcript, read
 
 from paged_gate.verdict import Case
 
@@ -22,15 +22,12 @@ def explain(path: Path, impl: str, profile: Profile) -> list[str]:
     """Replay a transcript against impl: the first answer that differs, or that none does."""
     try:
         transcript = read(path)
-        session = Session(impl)
-    except (OSError, ProtocolError, DriverError) as exc:
+    except (OSError, ProtocolError) as exc:
         return [f"  (could not replay {path}: {exc})"]
     try:
-        mismatch = replay(transcript, session.send, exact_ids=profile.exact_ids)
+        mismatch, _ = replay_fresh(transcript, impl, profile)
     except DriverError as exc:
-        return [f"  replaying it: {exc}"]
-    finally:
-        session.close()
+        return [f"  (could not replay {path}: {exc})"]
     if mismatch is None:
         return ["  replayed, every answer matches the oracle's: the failure is in what the wire cannot show (see its message)"]
     return ["  the first answer that differs, replaying it:", f"    {mismatch}"]
@@ -43,19 +40,11 @@ def replay_one(path: Path, impl: str, profile: Profile) -> Case:
     transcript: Transcript = read(path)
     case = Case("vectors", path.stem)  # a vector's id names several files, one for each profile value it is written for
     try:
-        session = Session(impl)
-        try:
-            missing = set(transcript.requires) - session.capabilities
-            other = written_for_another(transcript, profile)
-            mismatch = None if missing or other else replay(transcript, session.send, exact_ids=profile.exact_ids)
-        finally:
-            session.close()
+        mismatch, case.skipped = replay_fresh(transcript, impl, profile)
     except DriverError as exc:
         case.failure = str(exc)
     else:
-        if missing or other:
-            case.skipped = other or "needs " + ", ".join(sorted(missing))
-        elif mismatch is not None:
+        if mismatch is not None:
             meta = transcript.meta
             case.failure = f"{meta.get('comment', '')} [{meta.get('flags', '')}]\n{mismatch}"
     case.seconds = time.monotonic() - start

@@ -19,8 +19,8 @@ import pytest
 
 import harness
 from paged_gate.locate import vector_files, vectors_dir
-from wire.client import Session
-from wire.transcript import read, replay, written_for_another
+from wire.client import replay_fresh
+from wire.transcript import read
 
 VECTORS = vectors_dir()  # the checkout's ci/vectors, or the copy an installed gate ships
 FILES = vector_files()
@@ -33,17 +33,9 @@ def params(widths: bool) -> list[Any]:
 
 def check_vector(path: Path) -> None:
     transcript = read(path)
-    session = Session(harness.impl_name())
-    try:
-        missing = set(transcript.requires) - session.capabilities
-        if missing:
-            pytest.skip(f"needs the capability {', '.join(sorted(missing))}")
-        other = written_for_another(transcript, harness.profile())
-        if other:
-            pytest.skip(other)
-        mismatch = replay(transcript, session.send, exact_ids=harness.profile().exact_ids)
-    finally:
-        session.close()
+    mismatch, skipped = replay_fresh(transcript, harness.impl_name(), harness.profile())
+    if skipped:
+        pytest.skip(skipped)
     assert mismatch is None, (
         f"{mismatch}\nvector {transcript.meta.get('id')}: {transcript.meta.get('comment')} [flags: {transcript.meta.get('flags')}]\n"
         f"replay it alone: ci/gate --replay {path.relative_to(VECTORS.parent.parent)} --impl ..."

@@ -28,8 +28,11 @@ from typing import Any, Iterable, NoReturn
 import numpy as np
 from numpy.typing import NDArray
 
+from oracle.profile import Profile
+
 from .codec import VERSION, ProtocolError, call_fields, parse_int, parse_list, parse_payload, parse_stats, wire_int
 from .diff import shorten
+from .transcript import Mismatch, Transcript, replay, written_for_another
 
 DEFAULT_TIMEOUT = float(os.environ.get("PAGED_DRIVER_TIMEOUT", "20"))
 
@@ -389,3 +392,20 @@ class Session:
     def close(self) -> None:
         if self.process is not None:
             self.process.stop()
+
+
+def replay_fresh(transcript: Transcript, impl: str, profile: Profile) -> tuple[Mismatch | None, str | None]:
+    """Replay a transcript in a fresh session of `impl` (docs/PROTOCOL.md, "Transcripts"): (its first
+    mismatch or None, why it was not replayed: a capability `impl` does not announce, or profile values
+    it was not written for). DriverError when the driver cannot start or fails on the way."""
+    session = Session(impl)
+    try:
+        missing = set(transcript.requires) - session.capabilities
+        if missing:
+            return None, f"needs the capability {', '.join(sorted(missing))}"
+        other = written_for_another(transcript, profile)
+        if other:
+            return None, other
+        return replay(transcript, session.send, exact_ids=profile.exact_ids), None
+    finally:
+        session.close()

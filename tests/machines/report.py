@@ -6,7 +6,7 @@ request a driver would be sent, by the recorder of the gate's failure files
 (`wire.record.Recorder`). When a step fails, `WireReport.annotate` adds a note to the
 exception: those requests with the oracle's answers (docs/PROTOCOL.md "Transcripts"), up to
 the first answer that differs when they are replayed in a fresh session of the implementation
-(`wire.transcript.replay`, as `ci/gate --replay` does), then that answer. Hypothesis adds
+(`wire.client.replay_fresh`, as `ci/gate --replay` does), then that answer. Hypothesis adds
 its notes (the steps in Python rule names) after this one, so a port author reads the wire's
 form first. The whole transcript is written to a temporary folder (one a process), to replay alone.
 
@@ -26,11 +26,11 @@ from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 
 import harness
-from wire.client import DriverError, Session
+from wire.client import DriverError, replay_fresh
 from wire.codec import ProtocolError
 from wire.diff import shorten
 from wire.record import Recorder
-from wire.transcript import Mismatch, Transcript, replay
+from wire.transcript import Mismatch, Transcript
 
 RECORDER = Recorder()  # one for every machine: an example's calls, from its start
 FOLDER: list[Path] = []  # this process's folder of failure transcripts, made at its first failure
@@ -80,18 +80,13 @@ class WireReport:
             exc.__notes__ = [*getattr(exc, "__notes__", []), text]
 
 
-def first_difference(transcript: Transcript, impl: str, exact_ids: bool) -> tuple[Mismatch | None, str | None]:
+def first_difference(transcript: Transcript, impl: str) -> tuple[Mismatch | None, str | None]:
     """Replay `transcript` in a fresh session of `impl`: (its first mismatch or None, why it could not be replayed)."""
     try:
-        session = Session(impl)
-    except DriverError as exc:
-        return None, f"no session to replay it in: {exc}"
-    try:
-        return replay(transcript, session.send, exact_ids=exact_ids), None
+        mismatch, skipped = replay_fresh(transcript, impl, harness.profile())
     except (DriverError, ProtocolError) as exc:
         return None, f"replaying it: {exc}"
-    finally:
-        session.close()
+    return mismatch, skipped
 
 
 def condensed(transcript: Transcript, last: int) -> tuple[Transcript, int]:
@@ -121,7 +116,7 @@ def in_wire_terms(comment: str) -> str:
         FOLDER.append(Path(tempfile.mkdtemp(prefix="paged-failures-")))
     path = FOLDER[0] / f"{comment.split(':', 1)[0]}-{len(list(FOLDER[0].iterdir())) + 1}.txt"
     path.write_text(transcript.text(), encoding="ascii", errors="replace")
-    mismatch, trouble = first_difference(transcript, impl, profile.exact_ids)
+    mismatch, trouble = first_difference(transcript, impl)
     return described(transcript, mismatch, trouble, f"{path}; replay them alone: ci/gate --replay {path} --impl '{impl}'")
 
 
