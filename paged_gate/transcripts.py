@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from oracle.profile import Profile
-from wire.client import DriverError, replay_fresh
+from wire.client import DriverError, Replayer, replay_fresh
 from wire.codec import ProtocolError
 from wire.transcript import Transcript, read
 
@@ -33,14 +33,15 @@ def explain(path: Path, impl: str, profile: Profile) -> list[str]:
     return ["  the first answer that differs, replaying it:", f"    {mismatch}"]
 
 
-def replay_one(path: Path, impl: str, profile: Profile) -> Case:
-    """One transcript in a fresh session: a case that failed (with the first answer that differs, or the
-    driver's fault), was skipped (a capability or profile value it was not written for) or passed."""
+def replay_one(path: Path, replayer: Replayer, profile: Profile) -> Case:
+    """One transcript, as in a fresh session (`Replayer`): a case that failed (with the first answer that
+    differs, or the driver's fault), was skipped (a capability or profile value it was not written for)
+    or passed."""
     start = time.monotonic()
     transcript: Transcript = read(path)
     case = Case("vectors", path.stem)  # a vector's id names several files, one for each profile value it is written for
     try:
-        mismatch, case.skipped = replay_fresh(transcript, impl, profile)
+        mismatch, case.skipped = replayer.replay(transcript, profile)
     except DriverError as exc:
         case.failure = str(exc)
     else:
@@ -52,14 +53,18 @@ def replay_one(path: Path, impl: str, profile: Profile) -> Case:
 
 
 def replay_files(impl: str, paths: list[Path], profile: Profile) -> tuple[bool, str, list[Case]]:
-    """Replay transcripts, each in a fresh session: (every one matched, the verdict's lines listing each
+    """Replay transcripts, each as in a fresh session: (every one matched, the verdict's lines listing each
     that differs, one case a transcript). An unreadable transcript is a failed case."""
     cases: list[Case] = []
-    for path in paths:
-        try:
-            cases.append(replay_one(path, impl, profile))
-        except (OSError, ProtocolError) as exc:
-            cases.append(Case("vectors", path.stem, failure=f"cannot read {path}: {exc}"))
+    replayer = Replayer(impl)
+    try:
+        for path in paths:
+            try:
+                cases.append(replay_one(path, replayer, profile))
+            except (OSError, ProtocolError) as exc:
+                cases.append(Case("vectors", path.stem, failure=f"cannot read {path}: {exc}"))
+    finally:
+        replayer.stop()
     failed = [c for c in cases if c.failure is not None]
     skipped = [c for c in cases if c.skipped is not None]
     others = [c for c in skipped if c.skipped and c.skipped.startswith(OTHER_PROFILE)]

@@ -27,7 +27,7 @@ from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import Profile, hint
 from oracle.profile import parse as parse_profile
 from renamed import RenamedImpl
-from wire.client import ExecImpl
+from wire.client import ExecImpl, Replayer
 from wire.record import Recorder
 from wire.server import capabilities as module_capabilities
 
@@ -35,6 +35,7 @@ _impl_name = os.environ.get("PAGED_IMPL") or "paged"
 _exec: dict[str, ExecImpl] = {}
 _profile_override: str | None = os.environ.get("PAGED_PROFILE") or None
 _renamed: dict[int, RenamedImpl] = {}
+_replayers: dict[str, Replayer] = {}
 
 
 def set_profile_override(text: str | None) -> None:
@@ -112,9 +113,17 @@ def capabilities() -> frozenset[str]:
     return frozenset(module.capabilities if is_wire() else module_capabilities(module))
 
 
+def replayer() -> Replayer:
+    """What replays transcripts (the vectors) against the implementation under test: for a driver, one
+    session for many of them (`wire.client.Replayer`)."""
+    return _replayers.setdefault(_impl_name, Replayer(_impl_name))
+
+
 def stop_drivers() -> None:
     for driver in _exec.values():
         driver.stop()
+    for shared in _replayers.values():
+        shared.stop()
 
 
 # -- comparing ---------------------------------------------------------------------------------

@@ -14,10 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import oracle.as_impl
-from wire.client import DriverError, DriverProcess, ExecImpl
+from oracle.profile import Profile
+from wire.client import DriverError, DriverProcess, ExecImpl, Replayer, replay_fresh
 from wire.codec import ProtocolError, call_fields, format_list, format_payload, parse_int, parse_list, parse_payload
 from wire.server import Dispatcher
-from wire.transcript import matches, parse
+from wire.transcript import matches, parse, renumbered
 
 pytestmark = pytest.mark.oracle  # tests of the suite's own machinery, like the oracle's
 
@@ -231,3 +232,66 @@ def test_the_python_driver_answers_a_run_at_once_and_each_request_alone() -> Non
     serve(Dispatcher(oracle.as_impl, "oracle"), Input([b"hello 1\n", b"stats 9"]), out)
     assert out.flushes == [answered(["hello 1"]), answered(["hello 1", "stats 9"])[len(answered(["hello 1"])) :]], "a last line without its newline"
     assert out.flushes[1].startswith(b"err protocol")
+
+
+SHARED = """# id: two-caches
+> new 4 2 1 1 1
+< ok 0
+> add_seq 0 0
+< ok 0
+> new 2 1 1 1 1
+< ok 1
+> append 1 5 0 1,1,1 1,1,1 3c00 3c00
+< err unknown_sequence
+> stats 7
+< err protocol no cache has handle 7
+> stats
+< err protocol stats needs a cache handle
+> free 0 0
+< ok
+# released 0 3
+"""
+
+
+def test_a_transcript_renumbered_for_a_session_that_made_caches_before() -> None:
+    """Every handle moves by the caches made before (requests, new's answers, released lines); a
+    transcript whose handles are not plain small decimals, or with a hello, a quit or an unknown
+    verb, is not renumbered."""
+    shifted = renumbered(parse(SHARED), 3)
+    assert shifted is not None
+    assert [r for r, _ in shifted.steps] == [
+        "new 4 2 1 1 1", "add_seq 3 0", "new 2 1 1 1 1", "append 4 5 0 1,1,1 1,1,1 3c00 3c00", "stats 10", "stats", "free 3 0",
+    ]
+    assert [w for _, w in shifted.steps][:3] == ["ok 3", "ok 0", "ok 4"]
+    assert shifted.released == {6: [("3", [3])]}
+    for line in ("hello 1", "quit", "frobnicate 0", "stats 007", "stats -1", "stats 18446744073709551616"):
+        assert renumbered(parse(f"{SHARED}> {line}\n< err protocol\n"), 3) is None, line
+
+
+def vector(name: str) -> Path:
+    return Path(__file__).resolve().parents[1] / "ci" / "vectors" / f"{name}.txt"
+
+
+def test_a_shared_session_gives_every_transcript_the_verdict_of_a_fresh_one() -> None:
+    """One driver session for several transcripts answers what a fresh session each answers: the same
+    mismatches and skips; a driver that is right only in a fresh session still passes (the fresh replay
+    decides); and the session is kept while transcripts pass."""
+    names = ["s07-shared-block-in-place", "error-second-hello", "prefix-random-1", "random-1", "error-precedence"]
+    texts = [vector(n).read_text() for n in names]
+    texts.append(texts[0].replace("< ok free=", "< ok free=9", 1))  # an answer no driver gives: a mismatch
+    kept = {}
+    for how in ("", "one-cache"):
+        command = f"exec:{lockstep(how)}"
+        shared = Replayer(command)
+        kept[how] = []
+        for text in texts:
+            transcript = parse(text)
+            got, want = shared.replay(transcript, Profile()), replay_fresh(transcript, command, Profile())
+            assert (str(got[0]), got[1]) == (str(want[0]), want[1]), (how, transcript.meta.get("id"))
+            kept[how].append(shared.session is not None)
+        assert got[0] is not None, "the last transcript's changed answer is a mismatch"
+        shared.stop()
+    assert kept[""] == [True] * (len(texts) - 1) + [False], "the passing transcripts share one session; a mismatch ends it"
+    assert kept["one-cache"][0] and not all(kept["one-cache"][:-1]), "the one-cache driver fails after the first: replayed fresh"
+    with pytest.raises(DriverError, match="not ASCII"):
+        Replayer(f"exec:{lockstep('stats')}").replay(parse(texts[0]), Profile())

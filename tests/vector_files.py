@@ -3,10 +3,10 @@ against the implementation under test: shared by test_vectors.py (every vector b
 ranges) and test_widths.py (the `range-*` vectors).
 
 Each vector is a transcript written by `ci/vectors/generate` from the oracle's answers; it is
-replayed in a fresh session (a new driver process, or the Python module served in-process the
-way `python -m paged.driver` serves it), and the first answer that does not match fails the
-test, saying what differs. A vector whose answers depend on a profile option names its values
-(`# profile:`); the one written for the port's values is replayed, the others are skipped.
+replayed as in a fresh session (the Python module served in-process the way `python -m
+paged.driver` serves it; a driver, one session for many vectors, renumbered: `wire.client.Replayer`),
+and the first answer that does not match fails the test, saying what differs. A vector whose
+answers depend on a profile option names its values (`# profile:`); the one written for the port's values is replayed, the others are skipped.
 Under allocation=any, tables match up to a renaming of block ids.
 """
 
@@ -19,7 +19,6 @@ import pytest
 
 import harness
 from paged_gate.locate import vector_files, vectors_dir
-from wire.client import replay_fresh
 from wire.transcript import read
 
 VECTORS = vectors_dir()  # the checkout's ci/vectors, or the copy an installed gate ships
@@ -33,7 +32,7 @@ def params(widths: bool) -> list[Any]:
 
 def check_vector(path: Path) -> None:
     transcript = read(path)
-    mismatch, skipped = replay_fresh(transcript, harness.impl_name(), harness.profile())
+    mismatch, skipped = harness.replayer().replay(transcript, harness.profile())
     if skipped:
         pytest.skip(skipped)
     assert mismatch is None, (

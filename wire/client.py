@@ -32,7 +32,7 @@ from oracle.profile import Profile
 
 from .codec import VERSION, ProtocolError, call_fields, parse_int, parse_list, parse_payload, parse_stats, wire_int
 from .diff import shorten
-from .transcript import Mismatch, Transcript, replay, written_for_another
+from .transcript import Mismatch, Transcript, handles_made, renumbered, replay, written_for_another
 
 DEFAULT_TIMEOUT = float(os.environ.get("PAGED_DRIVER_TIMEOUT", "20"))
 
@@ -389,23 +389,83 @@ class Session:
         assert self.dispatcher is not None
         return self.dispatcher.handle(line)[0]
 
+    def send_ahead(self, transcript: Transcript) -> None:
+        """Write a driver the transcript's requests in one go (up to a `quit`), before their answers are
+        read: each `send` of them then takes its answer, with no round trip each. No answer of a
+        transcript decides its next request. For an in-process module, nothing to do."""
+        if self.process is not None:
+            requests = [request for request, _ in transcript.steps]
+            if "quit" in requests:
+                requests = requests[: requests.index("quit") + 1]
+            self.process.prefetch(requests)
+
+    def replay(self, transcript: Transcript, profile: Profile) -> tuple[Mismatch | None, str | None]:
+        """Replay a transcript in this session as it is (its handles are this session's): (its first
+        mismatch or None, why it was not replayed: a capability this session does not announce, or
+        profile values it was not written for)."""
+        missing = set(transcript.requires) - self.capabilities
+        if missing:
+            return None, f"needs the capability {', '.join(sorted(missing))}"
+        other = written_for_another(transcript, profile)
+        if other:
+            return None, other
+        self.send_ahead(transcript)
+        return replay(transcript, self.send, exact_ids=profile.exact_ids), None
+
     def close(self) -> None:
         if self.process is not None:
             self.process.stop()
 
 
 def replay_fresh(transcript: Transcript, impl: str, profile: Profile) -> tuple[Mismatch | None, str | None]:
-    """Replay a transcript in a fresh session of `impl` (docs/PROTOCOL.md, "Transcripts"): (its first
-    mismatch or None, why it was not replayed: a capability `impl` does not announce, or profile values
-    it was not written for). DriverError when the driver cannot start or fails on the way."""
+    """Replay a transcript in a fresh session of `impl` (docs/PROTOCOL.md, "Transcripts"): `Session.replay`'s
+    answer. DriverError when the driver cannot start or fails on the way."""
     session = Session(impl)
     try:
-        missing = set(transcript.requires) - session.capabilities
-        if missing:
-            return None, f"needs the capability {', '.join(sorted(missing))}"
-        other = written_for_another(transcript, profile)
-        if other:
-            return None, other
-        return replay(transcript, session.send, exact_ids=profile.exact_ids), None
+        return session.replay(transcript, profile)
     finally:
         session.close()
+
+
+class Replayer:
+    """Transcripts replayed one after another in one driver session (docs/PROTOCOL.md, "Transcripts"),
+    sparing a driver start-up each.
+
+    Each transcript is renumbered past the caches the ones before it made (`transcript.renumbered`),
+    and its caches are closed after it. One that cannot be renumbered, and one that does not match so
+    (or whose driver fails on the way), is replayed in a fresh session, and that verdict counts: the
+    shared session never fails a transcript that a fresh one passes. An in-process module gets a
+    fresh session each time, which costs it nothing.
+    """
+
+    def __init__(self, impl: str) -> None:
+        self.impl = impl
+        self.session: Session | None = None
+        self.made = 0  # caches the session has made: the next transcript's handles start here
+
+    def replay(self, transcript: Transcript, profile: Profile) -> tuple[Mismatch | None, str | None]:
+        """What `replay_fresh` answers for this transcript; DriverError as it raises one."""
+        shifted = renumbered(transcript, self.made) if self.impl.startswith("exec:") else None
+        if shifted is None:
+            return replay_fresh(transcript, self.impl, profile)
+        if self.session is None:
+            self.session = Session(self.impl)
+        try:
+            mismatch, skipped = self.session.replay(shifted, profile)
+            if mismatch is None and skipped is None:
+                made = handles_made(transcript)
+                for handle in range(self.made, self.made + made):
+                    self.session.send(f"close {handle}")  # its memory back; the answer decides nothing
+                self.made += made
+            matched = mismatch is None
+        except DriverError:
+            matched = False
+        if not matched:
+            self.stop()  # in a state nobody can vouch for
+            return replay_fresh(transcript, self.impl, profile)
+        return None, skipped
+
+    def stop(self) -> None:
+        if self.session is not None:
+            self.session.close()
+        self.session, self.made = None, 0

@@ -153,6 +153,53 @@ def renamed_table(names: BlockNames, request: str, want: str, got: str) -> str |
         return f"response does not parse ({exc}): {shorten(got)!r}"
 
 
+HANDLE_VERBS = frozenset(
+    {"add_seq", "fork", "append", "extend", "gather", "seq_len", "block_table", "free", "stats", "num_free_blocks", "close"}
+)  # the requests whose first field is a cache handle
+SMALL_HANDLE = 6  # digits: a handle field renumbered is a plain decimal of at most this many
+
+
+def handles_made(transcript: Transcript) -> int:
+    """The caches the transcript makes: its `new` requests whose expected answer is `ok C`."""
+    return sum(1 for request, want in transcript.steps if request.startswith("new ") and want.startswith("ok "))
+
+
+def renumbered(transcript: Transcript, base: int) -> Transcript | None:
+    """The transcript as a session that made `base` caches before it sees it: every handle C is C + base
+    (in requests, in `new`'s answers and in `# released` lines), so that a transcript replays after
+    others in one session (PROTOCOL.md, "Transcripts"). None when that is not the same test as a fresh
+    session: a `hello` or `quit`, a verb it does not know, or a handle field that is not a plain
+    decimal of a few digits (the integer-range vectors spell handles on purpose)."""
+    steps = []
+    for request, want in transcript.steps:
+        fields = request.split(" ")
+        if fields[0] == "new":
+            if want.startswith("ok "):
+                handle = want[3:]
+                if not plain_decimal(handle):
+                    return None
+                want = f"ok {int(handle) + base}"
+        elif fields[0] not in HANDLE_VERBS:
+            return None
+        elif len(fields) > 1:
+            if not plain_decimal(fields[1]):
+                return None
+            fields[1] = str(int(fields[1]) + base)
+            request = " ".join(fields)
+        steps.append((request, want))
+    released = {}
+    for step, entries in transcript.released.items():
+        if not all(plain_decimal(handle) for handle, _ in entries):
+            return None
+        released[step] = [(str(int(handle) + base), ids) for handle, ids in entries]
+    return Transcript(dict(transcript.meta), steps, list(transcript.notes), released)
+
+
+def plain_decimal(text: str) -> bool:
+    """0, or digits that do not start with 0, at most SMALL_HANDLE of them."""
+    return text.isascii() and text.isdigit() and len(text) <= SMALL_HANDLE and (text == "0" or text[0] != "0")
+
+
 def replay(transcript: Transcript, send: Callable[[str], str], exact_ids: bool = True) -> Mismatch | None:
     """Send every request of a fresh session (after `hello`) and stop at the first response that does not match.
 

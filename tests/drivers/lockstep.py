@@ -3,8 +3,9 @@
 It reads its input one byte at a time (never a request it has not reached) and writes and
 flushes each answer before reading on, so a client that writes a run of requests finds its
 input full as soon as its unread answers fill the pipe. It serves the oracle. With HOW:
-`deaf`, it reads nothing after the handshake; `VERB`, it answers that verb with bytes that are
-not ASCII.
+`deaf`, it reads nothing after the handshake; `one-cache`, every `new` forgets the caches before
+it, so handles start again at 0 (right for a fresh session's first cache only); `VERB`, it answers
+that verb with bytes that are not ASCII.
 """
 
 import os
@@ -26,6 +27,8 @@ while True:
         if not byte:
             sys.exit(0)
         line += byte
+    if how == "one-cache" and line.startswith(b"new "):
+        dispatcher.caches.clear()
     response, done = dispatcher.handle(line.decode("ascii"))
     out = b"ok \xff\n" if line.split(b" ")[0] == how.encode() else response.encode("ascii") + b"\n"
     sys.stdout.buffer.write(out)
