@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import oracle.as_impl
 from oracle.profile import Profile
-from wire.client import DriverError, DriverProcess, ExecImpl, Replayer, replay_fresh
+from wire.client import DriverError, DriverProcess, ExecImpl, RefusedAhead, Replayer, replay_fresh
 from wire.codec import ProtocolError, call_fields, format_list, format_payload, parse_int, parse_list, parse_payload
 from wire.server import Dispatcher
 from wire.transcript import matches, parse, renumbered
@@ -150,6 +150,28 @@ def test_prefetched_answers_are_the_answers_of_the_calls_made() -> None:
         assert cache.num_free_blocks() == model.num_free_blocks()
         with pytest.raises(ValueError, match="only queries"):
             cache.prefetch([("free", (0,))])
+    finally:
+        impl.stop()
+
+
+def test_a_deferred_call_goes_with_the_next_and_its_refusal_fails_that_one() -> None:
+    """A call sent ahead (`defer`) is made before the next call, whose answer is the state after it (a
+    prefetched answer from before is dropped); a deferred call the driver refuses makes the next call
+    raise RefusedAhead naming the deferred request, and the calls after it go on."""
+    impl = ExecImpl(f"exec:{lockstep()}", timeout=10)
+    try:
+        cache = impl.PagedKVCache(4, 2, 1, 1, 1)
+        cache.add_seq(0)
+        k = np.ones((1, 3, 1), np.float16)
+        cache.prefetch([("seq_len", (0, 0))])
+        cache.defer("append", 0, 0, k, k)
+        assert cache.seq_len(0, 0) == 3, "the answer of the state after the deferred append"
+        cache.defer("free", 5)
+        with pytest.raises(RefusedAhead, match=r"request 'free 0 5', a call the oracle accepted, answered 'err unknown_sequence"):
+            cache.stats()
+        assert cache.stats()["used"] == 2
+        with pytest.raises(ValueError, match="bare ok"):
+            cache.defer("add_seq", 1)
     finally:
         impl.stop()
 

@@ -45,6 +45,10 @@ class OutOfBlocks(RuntimeError):
     """A driver's `err out_of_blocks`."""
 
 
+class RefusedAhead(AssertionError):
+    """A call sent ahead as one the oracle accepted (`RemoteKVCache.defer`) was answered with an error: a test failure."""
+
+
 class DriverProcess:
     """One running driver: requests written in order, their answers read in the same order, each within a timeout.
 
@@ -74,6 +78,7 @@ class DriverProcess:
         self.ahead: collections.deque[str] = collections.deque()  # prefetched queries whose answers nobody asked for yet
         self.dead: str | None = None
         self.pending_closes: list[int] = []
+        self.deferred: list[str] = []  # requests that must answer `ok`, written with the next ones (`defer`)
         response = self.request(f"hello {VERSION}")
         fields = response.split(" ")
         if len(fields) < 3 or fields[0] != "ok" or fields[1] != str(VERSION):
@@ -108,6 +113,13 @@ class DriverProcess:
         self.send(lines)
         self.ahead.extend(lines)
 
+    def defer(self, line: str) -> None:
+        """Hold a request whose answer must be `ok` (a call the oracle accepted): it is written with the next
+        requests, in the same write, and its answer is read and checked before theirs (`send`), so it costs
+        no round trip of its own. Whatever was prefetched is dropped first: it answered the state before."""
+        self.drop_ahead()
+        self.deferred.append(line)
+
     def drop_ahead(self) -> None:
         """Read and drop the prefetched answers nobody asked for: a request that is not among them comes next."""
         while self.ahead:
@@ -123,12 +135,19 @@ class DriverProcess:
         return self.take()
 
     def send(self, lines: list[str]) -> None:
-        """Write the request lines (their answers are then `take`n, one each, in order)."""
+        """Write the request lines (their answers are then `take`n, one each, in order), after the deferred
+        ones, whose answers are taken here: RefusedAhead for the first that is not `ok`."""
         if self.dead:
             raise DriverError(f"driver {self.command!r} is no longer usable ({self.dead}); request {shorten(lines[0] if lines else '')!r} not sent")
+        deferred, self.deferred = self.deferred, []
+        lines = deferred + lines
         if lines:
             self.sent.extend(lines)
             self.write_all(("\n".join(lines) + "\n").encode("ascii"), lines[0])
+        for line in deferred:
+            answer = self.take()
+            if answer != "ok":
+                raise RefusedAhead(f"driver {self.command!r}: request {shorten(line)!r}, a call the oracle accepted, answered {shorten(answer)!r}")
 
     def write_all(self, data: bytes, line: str) -> None:
         """Write every byte; while the driver does not take them, read what it answers (into the queue)."""
@@ -217,6 +236,7 @@ class DriverProcess:
         self.fail(line, f"answered out of protocol: {shorten(response)!r}")
 
     def stop(self) -> None:
+        self.deferred.clear()  # not sent: what a test defers, its next call checks
         if self.dead is None and self.proc.poll() is None:
             try:
                 if self.exchange("quit") == "ok":  # else it does not mean to go: no wait for it
@@ -304,6 +324,15 @@ class RemoteKVCache:
                 raise ValueError(f"only queries are prefetched, not {name}")
             lines.append(self._line(name, *args))
         self._driver.prefetch(lines)
+
+    DEFERRABLE = frozenset({"append", "extend", "fork", "free"})  # the calls whose answer is a bare `ok`
+
+    def defer(self, name: str, *args: Any) -> None:
+        """Make a call the oracle accepted with no round trip of its own (`DriverProcess.defer`): its request
+        goes with the next call's, which raises RefusedAhead if the driver refused it."""
+        if name not in self.DEFERRABLE:
+            raise ValueError(f"only calls that answer a bare ok are deferred, not {name}")
+        self._driver.defer(self._line(name, *args))
 
     def _call(self, name: str, *args: Any) -> list[str]:
         """The response fields of the request for the call name(*args)."""

@@ -100,12 +100,14 @@ class CacheMachine(RuleBasedStateMachine):
         assert self.model is not None
         return sorted(self.model.tables)
 
-    def snap(self) -> dict[str, Any]:
+    def snap(self, of: Any = None) -> dict[str, Any]:
+        """Every observable of the cache (or of `of`, the model) for the live sequences."""
         assert self.model is not None
-        return harness.snapshot(self.cache, self.live, self.model.n_layers)
+        return harness.snapshot(self.cache if of is None else of, self.live, self.model.n_layers)
 
     def call(self, name: str, *args: Any, pinned: type[BaseException] | None = None) -> Any:
-        """Make the call on the model, then on the cache; an error must be the same kind and change nothing.
+        """Make the call on the model, then on the cache; an error must be the same kind and change nothing:
+        every observable of the cache after it is then the model's, which the error left as it was.
 
         With `pinned`, the model must raise that type (the contract's row for the fault).
         Returns the cache's result (the model's is kept in `self.wanted`), or the model's exception.
@@ -115,15 +117,14 @@ class CacheMachine(RuleBasedStateMachine):
         except Exception as exc:  # noqa: BLE001 - every model error is matched below
             if pinned is not None:
                 assert isinstance(exc, pinned), f"model raised {type(exc).__name__} for {name}{args!r}, contract says {pinned.__name__}"
-            before = self.snap()
             expected = harness.expected_error(exc)
             with pytest.raises(expected):
                 getattr(self.cache, name)(*args)
-            assert_equal("the cache after a refused call", self.snap(), before, f"{name}{args!r}"[:200])
+            assert_equal("the cache after a refused call", self.snap(), self.snap(of=self.model), f"{name}{args!r}"[:200])
             return exc
         assert pinned is None, f"model accepted {name}{args!r}; contract says {pinned.__name__}"
         self.wanted = want
-        got = getattr(self.cache, name)(*args)
+        got = harness.accepted(self.cache, name, *args)
         if name in ("seq_len",):
             assert_equal(f"{name}{args!r}", got, want, f"{name}{args!r}")
         return got
@@ -146,6 +147,7 @@ class CacheMachine(RuleBasedStateMachine):
         self.touch_with_sharers(int(seq))
         held: dict[str, Any] = {}
         if seq in self.model.tables and 0 <= layer < self.model.n_layers:
+            harness.ask_ahead(self.cache, [("gather", (seq, layer)), ("block_table", (seq,))])
             held = {"gather": self.cache.gather(seq, layer), "table": self.cache.block_table(seq)}
             held["copies"] = tuple(a.copy() for a in held["gather"]), held["table"].copy()
         k_in, v_in = k.copy(), v.copy()
@@ -197,7 +199,7 @@ class CacheMachine(RuleBasedStateMachine):
         if child in self.model.tables:
             self.call("fork", parent, child, pinned=ValueError)
             return multiple()
-        before = self.cache.stats()
+        before = self.model.stats()  # the cache's too: the last invariant compared them
         self.call("fork", parent, child)
         assert_equal("stats() after a fork", self.cache.stats(), before, f"fork({parent}, {child})")
         self.touched.update((parent, child))
@@ -299,12 +301,11 @@ class CacheMachine(RuleBasedStateMachine):
     @step
     def matches_model(self) -> None:
         assert self.model is not None
-        stats = self.cache.stats()
+        touched = sorted(self.touched & set(self.model.tables))
+        stats = harness.assert_matches_model(self.cache, self.model, seqs=touched)
         assert_equal("stats() keys", sorted(stats), ["cached", "evictions", "free", "used"], "stats()")
         assert_equal("stats() types", [type(stats[k]).__name__ for k in sorted(stats)], ["int"] * 4, "stats()")
         assert_equal("free + used + cached", stats["free"] + stats["used"] + stats["cached"], self.model.num_blocks, "stats()")
-        touched = sorted(self.touched & set(self.model.tables))
-        harness.assert_matches_model(self.cache, self.model, seqs=touched)
         if not harness.is_wire():  # a driver's arrays are decoded afresh: aliasing is the Python surface's
             self.check_not_views(touched)
         self.touched.clear()

@@ -201,7 +201,9 @@ class PrefixMachine(CacheMachine):
     def served_values_are_recomputed_values(self) -> None:
         """Every position of every touched sequence holds what recomputing it from its tokens gives."""
         assert self.model is not None
-        for s in sorted(self.touched & set(self.model.tables)):
+        touched = sorted(self.touched & set(self.model.tables))
+        harness.ask_ahead(self.cache, (("gather", (s, layer)) for s in touched for layer in range(self.model.n_layers)))
+        for s in touched:
             for layer in range(self.model.n_layers):
                 got_k, got_v = self.cache.gather(s, layer)
                 want_k, want_v = recompute(self.declared(s), 0, got_k.shape[1], layer, self.model.n_kv_heads, self.model.d_head)
@@ -213,6 +215,7 @@ class PrefixMachine(CacheMachine):
     def cached_blocks_have_no_holder(self) -> None:
         """used == the distinct blocks of the live tables, so no cached block is in a table; the counts add up."""
         assert self.model is not None
+        harness.ask_ahead(self.cache, [*(("block_table", (s,)) for s in self.model.tables), ("stats", ()), ("num_free_blocks", ())])
         held = {b for s in self.model.tables for b in self.cache.block_table(s).tolist()}
         stats = self.cache.stats()
         assert_equal("stats()['used']", stats["used"], len(held), "stats() against the live tables")
