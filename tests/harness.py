@@ -145,14 +145,23 @@ def ask_ahead(cache: Any, calls: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
         prefetch(calls)
 
 
-def accepted(cache: Any, name: str, *args: Any) -> Any:
-    """Make a call the oracle accepted. A driver's cache (unwrapped: not recording, exact ids) sends one that
-    answers a bare ok with the next call's requests (`RemoteKVCache.defer`), and that call fails the test
-    if the driver refused it; the caller makes another call (the machines' invariants always do)."""
-    if isinstance(cache, RemoteKVCache) and name in cache.DEFERRABLE:
-        cache.defer(name, *args)
-        return None
-    return getattr(cache, name)(*args)
+def sent_ahead(cache: Any, name: str, args: tuple[Any, ...], outcome: Any) -> bool:
+    """Whether the call was sent ahead of its answer, given the oracle's outcome (its result, or the exception
+    it raised): a driver's unwrapped cache (not recording, exact ids) sends it with the next call's requests
+    (`RemoteKVCache.defer`), and that call fails the test if the driver's answer is not the oracle's. The
+    caller makes another call after it (the machines' checks always do), or, when False, makes the call."""
+    if not isinstance(cache, RemoteKVCache):
+        return False
+    if isinstance(outcome, BaseException):
+        error = expected_error(outcome)
+        if cache.kind_of(error) is None:
+            return False
+        cache.defer(name, *args, error=error)
+        return True
+    if name not in cache.DEFERRABLE or (name == "add_seq") != isinstance(outcome, int):
+        return False
+    cache.defer(name, *args, hits=outcome if name == "add_seq" else None)
+    return True
 
 
 def snapshot(cache: Any, seqs: Iterable[int], n_layers: int) -> dict[str, Any]:

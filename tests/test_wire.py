@@ -154,24 +154,36 @@ def test_prefetched_answers_are_the_answers_of_the_calls_made() -> None:
         impl.stop()
 
 
-def test_a_deferred_call_goes_with_the_next_and_its_refusal_fails_that_one() -> None:
-    """A call sent ahead (`defer`) is made before the next call, whose answer is the state after it (a
-    prefetched answer from before is dropped); a deferred call the driver refuses makes the next call
-    raise RefusedAhead naming the deferred request, and the calls after it go on."""
+def test_a_deferred_call_goes_with_the_next_and_a_wrong_answer_fails_that_one() -> None:
+    """A call sent ahead with the oracle's outcome (`defer`) is made before the next call, whose answer is
+    the state after it (a prefetched answer from before is dropped); a deferred call whose answer is not
+    the oracle's (an error for a success, a success for an error, other hits) makes the next call raise
+    RefusedAhead naming the deferred request, and the calls after it go on."""
     impl = ExecImpl(f"exec:{lockstep()}", timeout=10)
     try:
         cache = impl.PagedKVCache(4, 2, 1, 1, 1)
-        cache.add_seq(0)
+        cache.defer("add_seq", 0, hits=0)
         k = np.ones((1, 3, 1), np.float16)
         cache.prefetch([("seq_len", (0, 0))])
         cache.defer("append", 0, 0, k, k)
         assert cache.seq_len(0, 0) == 3, "the answer of the state after the deferred append"
-        cache.defer("free", 5)
-        with pytest.raises(RefusedAhead, match=r"request 'free 0 5', a call the oracle accepted, answered 'err unknown_sequence"):
-            cache.stats()
+        cache.defer("gather", 9, 0, error=KeyError)
+        cache.defer("append", 0, 0, np.ones((1, 6, 1), np.float16), k, error=ValueError)  # shapes differ
+        cache.defer("append", 0, 0, np.ones((1, 6, 1), np.float16), np.ones((1, 6, 1), np.float16), error=impl.OutOfBlocks)
         assert cache.stats()["used"] == 2
-        with pytest.raises(ValueError, match="bare ok"):
-            cache.defer("add_seq", 1)
+        for bad, says in [
+            (dict(args=("free", 5)), "request 'free 0 5', sent ahead of its answer, answered 'err unknown_sequence"),
+            (dict(args=("seq_len", 0, 0), error=KeyError), "answered 'ok 3', but should be 'err unknown_sequence'"),
+            (dict(args=("add_seq", 1), hits=2), "answered 'ok 0', but should be 'ok 2'"),
+        ]:
+            cache.defer(*bad.pop("args"), **bad)  # type: ignore[arg-type]
+            with pytest.raises(RefusedAhead, match=says):
+                cache.stats()
+            assert cache.stats()["used"] == 2
+        with pytest.raises(ValueError, match="not seq_len"):
+            cache.defer("seq_len", 0, 0)
+        with pytest.raises(ValueError, match="TypeError has no wire kind"):
+            cache.defer("free", 0, error=TypeError)
     finally:
         impl.stop()
 

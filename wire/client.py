@@ -32,7 +32,7 @@ from oracle.profile import Profile
 
 from .codec import VERSION, ProtocolError, call_fields, parse_int, parse_list, parse_payload, parse_stats, wire_int
 from .diff import shorten
-from .transcript import Mismatch, Transcript, handles_made, renumbered, replay, written_for_another
+from .transcript import Mismatch, Transcript, handles_made, matches, renumbered, replay, written_for_another
 
 DEFAULT_TIMEOUT = float(os.environ.get("PAGED_DRIVER_TIMEOUT", "20"))
 
@@ -46,7 +46,11 @@ class OutOfBlocks(RuntimeError):
 
 
 class RefusedAhead(AssertionError):
-    """A call sent ahead as one the oracle accepted (`RemoteKVCache.defer`) was answered with an error: a test failure."""
+    """A call sent ahead with the oracle's answer (`RemoteKVCache.defer`) was answered otherwise: a test failure."""
+
+
+ERRORS: dict[str, type[BaseException]] = {"unknown_sequence": KeyError, "invalid_argument": ValueError, "out_of_memory": MemoryError}
+# and out_of_blocks: the implementation's OutOfBlocks (an ExecImpl's, for a driver)
 
 
 class DriverProcess:
@@ -78,7 +82,7 @@ class DriverProcess:
         self.ahead: collections.deque[str] = collections.deque()  # prefetched queries whose answers nobody asked for yet
         self.dead: str | None = None
         self.pending_closes: list[int] = []
-        self.deferred: list[str] = []  # requests that must answer `ok`, written with the next ones (`defer`)
+        self.deferred: list[tuple[str, str]] = []  # (request, the answer it must match), written with the next ones (`defer`)
         response = self.request(f"hello {VERSION}")
         fields = response.split(" ")
         if len(fields) < 3 or fields[0] != "ok" or fields[1] != str(VERSION):
@@ -113,12 +117,13 @@ class DriverProcess:
         self.send(lines)
         self.ahead.extend(lines)
 
-    def defer(self, line: str) -> None:
-        """Hold a request whose answer must be `ok` (a call the oracle accepted): it is written with the next
-        requests, in the same write, and its answer is read and checked before theirs (`send`), so it costs
-        no round trip of its own. Whatever was prefetched is dropped first: it answered the state before."""
+    def defer(self, line: str, want: str) -> None:
+        """Hold a request whose answer must match `want` (the oracle's, by the transcripts' rule: an `err KIND`
+        matches by kind): it is written with the next requests, in the same write, and its answer is read and
+        checked before theirs (`send`), so it costs no round trip of its own. Whatever was prefetched is
+        dropped first: it answered the state before."""
         self.drop_ahead()
-        self.deferred.append(line)
+        self.deferred.append((line, want))
 
     def drop_ahead(self) -> None:
         """Read and drop the prefetched answers nobody asked for: a request that is not among them comes next."""
@@ -136,18 +141,23 @@ class DriverProcess:
 
     def send(self, lines: list[str]) -> None:
         """Write the request lines (their answers are then `take`n, one each, in order), after the deferred
-        ones, whose answers are taken here: RefusedAhead for the first that is not `ok`."""
+        ones, whose answers are taken here: RefusedAhead for the first that does not match the oracle's."""
         if self.dead:
             raise DriverError(f"driver {self.command!r} is no longer usable ({self.dead}); request {shorten(lines[0] if lines else '')!r} not sent")
         deferred, self.deferred = self.deferred, []
-        lines = deferred + lines
+        lines = [line for line, _ in deferred] + lines
         if lines:
             self.sent.extend(lines)
             self.write_all(("\n".join(lines) + "\n").encode("ascii"), lines[0])
-        for line in deferred:
+        wrong = None
+        for line, want in deferred:
             answer = self.take()
-            if answer != "ok":
-                raise RefusedAhead(f"driver {self.command!r}: request {shorten(line)!r}, a call the oracle accepted, answered {shorten(answer)!r}")
+            if wrong is None and not matches(want, answer):
+                wrong = f"request {shorten(line)!r}, sent ahead of its answer, answered {shorten(answer)!r}, but should be {shorten(want)!r}"
+        if wrong is not None:
+            for _ in range(len(lines) - len(deferred)):
+                self.take()  # the requests written with them go unanswered: the session stays in step
+            raise RefusedAhead(f"driver {self.command!r}: {wrong} (the oracle's)")
 
     def write_all(self, data: bytes, line: str) -> None:
         """Write every byte; while the driver does not take them, read what it answers (into the queue)."""
@@ -228,8 +238,7 @@ class DriverProcess:
             return rest.split(" ") if rest else []
         if head == "err":
             kind, _, message = rest.partition(" ")
-            error = {"out_of_blocks": outcome.OutOfBlocks, "unknown_sequence": KeyError, "invalid_argument": ValueError,
-                     "out_of_memory": MemoryError}.get(kind)
+            error = outcome.OutOfBlocks if kind == "out_of_blocks" else ERRORS.get(kind)
             if error is not None:
                 raise error(message)
             raise DriverError(f"driver {self.command!r}: request {shorten(line)!r} answered {shorten(response)!r}")
@@ -325,14 +334,30 @@ class RemoteKVCache:
             lines.append(self._line(name, *args))
         self._driver.prefetch(lines)
 
-    DEFERRABLE = frozenset({"append", "extend", "fork", "free"})  # the calls whose answer is a bare `ok`
+    DEFERRABLE = frozenset({"append", "extend", "fork", "free", "add_seq"})  # answers `ok`, or add_seq's `ok HITS`
 
-    def defer(self, name: str, *args: Any) -> None:
-        """Make a call the oracle accepted with no round trip of its own (`DriverProcess.defer`): its request
-        goes with the next call's, which raises RefusedAhead if the driver refused it."""
-        if name not in self.DEFERRABLE:
-            raise ValueError(f"only calls that answer a bare ok are deferred, not {name}")
-        self._driver.defer(self._line(name, *args))
+    def kind_of(self, error: type[BaseException]) -> str | None:
+        """The wire kind a driver answers for this contract error (None: TypeError, which has no wire form)."""
+        if error is self.impl.OutOfBlocks:
+            return "out_of_blocks"
+        return next((kind for kind, e in ERRORS.items() if e is error), None)
+
+    def defer(self, name: str, *args: Any, hits: int | None = None, error: type[BaseException] | None = None) -> None:
+        """Make a call with no round trip of its own (`DriverProcess.defer`), given the oracle's outcome: the
+        error it raised (any call), else success (a call of DEFERRABLE; `hits`, add_seq's answer). The request
+        goes with the next call's, which raises RefusedAhead if the driver's answer is not the oracle's.
+        TypeError for an argument with no wire form, before anything is sent, as the call itself."""
+        line = self._line(name, *args)
+        if error is not None:
+            kind = self.kind_of(error)
+            if kind is None:
+                raise ValueError(f"{error.__name__} has no wire kind")
+            want = f"err {kind}"
+        elif name in self.DEFERRABLE:
+            want = "ok" if hits is None else f"ok {hits}"
+        else:
+            raise ValueError(f"a call that succeeds is deferred only if it answers ok or add_seq's hits, not {name}")
+        self._driver.defer(line, want)
 
     def _call(self, name: str, *args: Any) -> list[str]:
         """The response fields of the request for the call name(*args)."""
