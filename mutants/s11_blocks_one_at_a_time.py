@@ -12,7 +12,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        if needed > alloc.num_free:\n            raise OutOfBlocks(",
+            "        if needed and needed > alloc.num_free:\n            raise OutOfBlocks(",
             "        if False:\n            raise OutOfBlocks(",
         ),
         Edit(
