@@ -44,11 +44,11 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
     (first block index, lo, offset into the chunk, width). This is the one place that maps
     positions to blocks.
     """
-    pos, stop = start, start + count
-    slot = pos % block_size
+    slot = start % block_size
     if count <= block_size - slot:  # within one block, as every decode step (or no positions at all)
-        return [(pos // block_size, slot, 0, count)] if count else []
+        return [(start // block_size, slot, 0, count)] if count else []
     out: list[Segment] = []
+    pos, stop = start, start + count
     if slot:  # part of the first block, up to its end (the chunk goes on past it)
         width = block_size - slot
         out.append((pos // block_size, slot, 0, width))
@@ -249,19 +249,20 @@ class PagedKVCache:
         shared = alloc.shared(table, first, last + 1)
         grow = last + 1 - len(table)  # new blocks past the end of the table, when positive
         needed = len(shared) + grow if grow > 0 else len(shared)
-        if needed and needed > alloc.num_free:
-            raise OutOfBlocks(
-                f"append of {tokens} positions to sequence {seq_id} layer {li} needs {needed} "
-                f"blocks, {alloc.num_free} free"
-            )
-        for i in shared:
-            table[i] = self._copy_block(table[i])
-        run = seq.run and not shared  # a copy's id breaks the run (unless the table is one block; False is safe)
-        while len(table) <= last:
-            block = alloc.allocate()
-            run = run and (not table or block == table[-1] + 1)
-            table.append(block)
-        seq.run = run
+        if needed:  # copies of shared blocks, then new blocks; a decode step within its block needs none
+            if needed > alloc.num_free:
+                raise OutOfBlocks(
+                    f"append of {tokens} positions to sequence {seq_id} layer {li} needs {needed} "
+                    f"blocks, {alloc.num_free} free"
+                )
+            for i in shared:
+                table[i] = self._copy_block(table[i])
+            run = seq.run and not shared  # a copy's id breaks the run (unless the table is one block; False is safe)
+            while len(table) <= last:
+                block = alloc.allocate()
+                run = run and (not table or block == table[-1] + 1)
+                table.append(block)
+            seq.run = run
         self._write(seq, li, start, k_arr, v_arr)
         seq.lens[li] = start + tokens
         if self._prefix is not None:

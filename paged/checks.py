@@ -8,6 +8,7 @@ import operator
 from typing import Any
 
 import numpy as np
+from numpy import ndarray
 from numpy.typing import NDArray
 
 
@@ -86,7 +87,7 @@ def as_chunk(k: object, v: object, n_kv_heads: int, d_head: int) -> tuple[NDArra
     below would pass them and return them unchanged. Anything else goes through the checks in order,
     which raise the contract's error.
     """
-    if type(k) is np.ndarray is type(v) and k.dtype is FLOAT16 is v.dtype:
+    if type(k) is ndarray is type(v) and k.dtype is FLOAT16 is v.dtype:
         shape = k.shape
         if shape == v.shape and len(shape) == 3 and shape[0] == n_kv_heads and shape[2] == d_head and shape[1]:
             return k, v
