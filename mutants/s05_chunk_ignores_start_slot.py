@@ -10,5 +10,5 @@ MUTANT = Mutant(
     # `segments` maps positions to (block, slots); with the starting slot taken as 0, a chunk
     # that starts mid-block overwrites the block's first slots and its tail lands a block early.
     # gather always starts at position 0, so only writes change.
-    edits=(Edit("paged/cache.py", "    slot = pos % block_size\n", "    slot = 0\n"),),
+    edits=(Edit("paged/cache.py", "    slot = start % block_size\n", "    slot = 0\n"),),
 )

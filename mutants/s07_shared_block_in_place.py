@@ -11,7 +11,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        shared = alloc.shared(table[first : last + 1], first)\n",
+            "        shared = alloc.shared(table, first, last + 1)\n",
             "        shared: list[int] = []\n",
         ),
     ),

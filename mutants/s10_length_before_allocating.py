@@ -13,8 +13,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        if needed > alloc.num_free:\n",
-            "        seq.lens[li] = start + tokens\n        if needed > alloc.num_free:\n",
+            "        if needed:  # copies of shared blocks",
+            "        seq.lens[li] = start + tokens\n        if needed:  # copies of shared blocks",
         ),
         Edit(
             "paged/cache.py",

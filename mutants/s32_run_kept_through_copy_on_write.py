@@ -13,8 +13,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        run = seq.run and not shared",
-            "        run = seq.run",
+            "            run = seq.run and not shared",
+            "            run = seq.run",
         ),
     ),
 )

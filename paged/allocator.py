@@ -73,10 +73,13 @@ class BlockAllocator:
         self._refs[block] = 1
         return block
 
-    def shared(self, blocks: list[int], start: int) -> list[int]:
-        """The indices, counting the first block as `start`, of the blocks with more than one holder."""
+    def shared(self, table: list[int], first: int, stop: int) -> list[int]:
+        """The indices i in first .. stop-1 that `table` has (i < len(table)) whose block has more
+        than one holder. One index, a decode step's, is answered without a range or a comprehension."""
         refs = self._refs
-        return [i for i, block in enumerate(blocks, start) if refs[block] > 1]
+        if stop - first == 1:
+            return [first] if first < len(table) and refs[table[first]] > 1 else []
+        return [i for i in range(first, min(stop, len(table))) if refs[table[i]] > 1]
 
     def incref(self, block: int) -> None:
         """One more holder of a block that already has one (a fork)."""

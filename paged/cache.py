@@ -44,15 +44,15 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
     (first block index, lo, offset into the chunk, width). This is the one place that maps
     positions to blocks.
     """
+    slot = start % block_size
+    if count <= block_size - slot:  # within one block, as every decode step (or no positions at all)
+        return [(start // block_size, slot, 0, count)] if count else []
     out: list[Segment] = []
     pos, stop = start, start + count
-    slot = pos % block_size
-    if slot:
-        width = min(block_size - slot, count)
+    if slot:  # part of the first block, up to its end (the chunk goes on past it)
+        width = block_size - slot
         out.append((pos // block_size, slot, 0, width))
         pos += width
-        if pos == stop:  # within one block, as every decode step
-            return out
     whole = (stop - pos) // block_size * block_size
     if whole:
         out.append((pos // block_size, 0, pos - start, whole))
@@ -246,21 +246,23 @@ class PagedKVCache:
         bs = self.block_size
         first, last = start // bs, (start + tokens - 1) // bs
         alloc = self._alloc
-        shared = alloc.shared(table[first : last + 1], first)
-        needed = len(shared) + max(0, last + 1 - len(table))
-        if needed > alloc.num_free:
-            raise OutOfBlocks(
-                f"append of {tokens} positions to sequence {seq_id} layer {li} needs {needed} "
-                f"blocks, {alloc.num_free} free"
-            )
-        for i in shared:
-            table[i] = self._copy_block(table[i])
-        run = seq.run and not shared  # a copy's id breaks the run (unless the table is one block; False is safe)
-        while len(table) <= last:
-            block = alloc.allocate()
-            run = run and (not table or block == table[-1] + 1)
-            table.append(block)
-        seq.run = run
+        shared = alloc.shared(table, first, last + 1)
+        grow = last + 1 - len(table)  # new blocks past the end of the table, when positive
+        needed = len(shared) + grow if grow > 0 else len(shared)
+        if needed:  # copies of shared blocks, then new blocks; a decode step within its block needs none
+            if needed > alloc.num_free:
+                raise OutOfBlocks(
+                    f"append of {tokens} positions to sequence {seq_id} layer {li} needs {needed} "
+                    f"blocks, {alloc.num_free} free"
+                )
+            for i in shared:
+                table[i] = self._copy_block(table[i])
+            run = seq.run and not shared  # a copy's id breaks the run (unless the table is one block; False is safe)
+            while len(table) <= last:
+                block = alloc.allocate()
+                run = run and (not table or block == table[-1] + 1)
+                table.append(block)
+            seq.run = run
         self._write(seq, li, start, k_arr, v_arr)
         seq.lens[li] = start + tokens
         if self._prefix is not None:
@@ -332,7 +334,8 @@ class PagedKVCache:
             raise ValueError("the cache is closed")
 
     def _seq(self, seq_id: object) -> _Seq:
-        self._check_open()
+        if self._closed:  # _check_open, inline: every append, gather and seq_len comes here
+            raise ValueError("the cache is closed")
         sid = seq_id if type(seq_id) is int else as_int(seq_id, "seq_id")  # skip a call on every append
         try:
             return self._seqs[sid]
@@ -371,9 +374,13 @@ class PagedKVCache:
         table = seq.table
         k_pool, v_pool = self._layers[layer]
         bs = self.block_size
-        for first, lo, off, width in segments(start, k.shape[1], bs):
+        tokens = k.shape[1]
+        for first, lo, off, width in segments(start, tokens, bs):
             # A decode step's token is the whole chunk: copy from k, v without slicing them.
-            k_src, v_src = (k, v) if width == k.shape[1] else (k[:, off : off + width], v[:, off : off + width])
+            if width == tokens:
+                k_src, v_src = k, v
+            else:
+                k_src, v_src = k[:, off : off + width], v[:, off : off + width]
             if lo or width % bs:  # part of one block (a decode step's token): one slice copy, every head
                 block = table[first]
                 k_pool[:, block, lo : lo + width] = k_src
