@@ -179,9 +179,10 @@ def snapshot(cache: Any, seqs: Iterable[int], n_layers: int) -> dict[str, Any]:
     return state
 
 
-def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | None = None) -> dict[str, int]:
-    """The cache's stats, free count, every live table and length, and the given sequences' gathers equal the
-    model's; returns the cache's stats (for checks of their own, with no second request)."""
+def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | None = None, when: str = "") -> dict[str, int]:
+    """The cache's stats, free count, every live table and length, and the given sequences' gathers (every
+    live one's by default) equal the model's; returns the cache's stats (for checks of their own, with no
+    second request). `when` follows each failure's call, e.g. ", after the refused free(3)"."""
     __tracebackhide__ = True
     layers = range(model.n_layers)
     gathered = list(model.tables if seqs is None else seqs)
@@ -191,20 +192,20 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
         (("gather", (s, layer)) for s in gathered for layer in layers),
     ))
     stats: dict[str, int] = cache.stats()
-    assert_equal("stats()", stats, model.stats(), "stats()")
-    assert_equal("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks(), "num_free_blocks()")
+    assert_equal("stats()", stats, model.stats(), f"stats(){when}")
+    assert_equal("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks(), f"num_free_blocks(){when}")
     for s in model.tables:
         table = cache.block_table(s)
-        assert_equal(f"block_table({s}).dtype", str(table.dtype), "int32", f"block_table({s})")
-        assert_equal(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), f"block_table({s})")
+        assert_equal(f"block_table({s}).dtype", str(table.dtype), "int32", f"block_table({s}){when}")
+        assert_equal(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), f"block_table({s}){when}")
         for layer in range(model.n_layers):
-            assert_equal(f"seq_len({s}, {layer})", cache.seq_len(s, layer), model.seq_len(s, layer), f"seq_len({s}, {layer})")
+            assert_equal(f"seq_len({s}, {layer})", cache.seq_len(s, layer), model.seq_len(s, layer), f"seq_len({s}, {layer}){when}")
     for s in gathered:
         for layer in layers:
             got, want = cache.gather(s, layer), model.gather(s, layer)
             for name, g, w in zip("kv", got, want):
-                assert isinstance(g, np.ndarray) and g.flags.c_contiguous, f"gather({s}, {layer}) {name} is not a C-contiguous array"
-                assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer})")
+                assert isinstance(g, np.ndarray) and g.flags.c_contiguous, f"gather({s}, {layer}) {name} is not a C-contiguous array{when}"
+                assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer}){when}")
     return stats
 
 
