@@ -41,8 +41,9 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
     """Split positions start .. start+count-1 into at most three segments.
 
     Part of the first block, a run of whole blocks, part of the last block; each segment is
-    (first block index, lo, offset into the chunk, width). This is the one place that maps
-    positions to blocks.
+    (first block index, lo, offset into the chunk, width). This is the one place that splits positions
+    over blocks (append writes a chunk within one block, a decode step's, from the block index and slot
+    of its first position, which it computes for its capacity check).
     """
     slot = start % block_size
     if count <= block_size - slot:  # within one block, as every decode step (or no positions at all)
@@ -126,7 +127,8 @@ class PagedKVCache:
     - After `close()`, `_closed` is true and the pools are gone; every call but `close()`
       raises ValueError.
 
-    Who touches what: only `append` writes the pools (through `_copy_block` and `_write`);
+    Who touches what: only `append` writes the pools (a chunk within one block itself, the rest
+    through `_copy_block` and `_write`);
     reference counts, the free pool and the cached blocks change only inside `BlockAllocator`,
     through `allocate`, `incref`, `acquire`, `unshare` and `decref` (`shared` only reads
     them); keys change only inside `PrefixIndex`, through `register` and `drop` (called on
@@ -263,7 +265,13 @@ class PagedKVCache:
                 run = run and (not table or block == table[-1] + 1)
                 table.append(block)
             seq.run = run
-        self._write(seq, li, start, k_arr, v_arr)
+        if first == last:  # within one block, as every decode step: one slice copy of each pool, every head
+            k_pool, v_pool = self._layers[li]
+            lo = start - first * bs
+            k_pool[:, table[first], lo : lo + tokens] = k_arr
+            v_pool[:, table[first], lo : lo + tokens] = v_arr
+        else:
+            self._write(seq, li, start, k_arr, v_arr)
         seq.lens[li] = start + tokens
         if self._prefix is not None:
             self._register(self._prefix, seq, min(seq.lens) // bs)
@@ -370,18 +378,18 @@ class PagedKVCache:
         return copy
 
     def _write(self, seq: _Seq, layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:
-        """Copy k, v `[H, T, D]` to positions start .. start+T-1 of `layer` (rounding to float16)."""
+        """Copy k, v `[H, T, D]` to positions start .. start+T-1 of `layer` (rounding to float16), which
+        span more than one block (append writes a chunk within one block itself)."""
         table = seq.table
         k_pool, v_pool = self._layers[layer]
         bs = self.block_size
         tokens = k.shape[1]
         for first, lo, off, width in segments(start, tokens, bs):
-            # A decode step's token is the whole chunk: copy from k, v without slicing them.
-            if width == tokens:
+            if width == tokens:  # whole blocks only: copy from k, v without slicing them
                 k_src, v_src = k, v
             else:
                 k_src, v_src = k[:, off : off + width], v[:, off : off + width]
-            if lo or width % bs:  # part of one block (a decode step's token): one slice copy, every head
+            if lo or width % bs:  # part of the first or the last block: one slice copy, every head
                 block = table[first]
                 k_pool[:, block, lo : lo + width] = k_src
                 v_pool[:, block, lo : lo + width] = v_src
