@@ -13,8 +13,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        if needed:  # copies of shared blocks",
-            "        seq.lens[li] = start + tokens\n        if needed:  # copies of shared blocks",
+            "        if shared or grow > 0:  # copies of shared blocks",
+            "        seq.lens[li] = start + tokens\n        if shared or grow > 0:  # copies of shared blocks",
         ),
         Edit(
             "paged/cache.py",

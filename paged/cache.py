@@ -234,8 +234,10 @@ class PagedKVCache:
         Checks arguments, then capacity (new blocks plus copy-on-write copies), before changing
         anything: it either succeeds whole or raises with the cache as it was.
         """
-        seq = self._seq(seq_id)
-        li = self._layer(layer)
+        seq = self._seqs.get(seq_id) if type(seq_id) is int else None  # closed: no sequence is live
+        if seq is None:
+            seq = self._seq(seq_id)  # raises the contract's error
+        li = layer if type(layer) is int and 0 <= layer < self.n_layers else self._layer(layer)
         k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)
         start = seq.lens[li]
         tokens = k_arr.shape[1]
@@ -250,8 +252,8 @@ class PagedKVCache:
         alloc = self._alloc
         shared = alloc.shared(table, first, last + 1)
         grow = last + 1 - len(table)  # new blocks past the end of the table, when positive
-        needed = len(shared) + grow if grow > 0 else len(shared)
-        if needed:  # copies of shared blocks, then new blocks; a decode step within its block needs none
+        if shared or grow > 0:  # copies of shared blocks, then new blocks; a decode step within its block needs none
+            needed = len(shared) + max(grow, 0)
             if needed > alloc.num_free:
                 raise OutOfBlocks(
                     f"append of {tokens} positions to sequence {seq_id} layer {li} needs {needed} "
