@@ -267,3 +267,46 @@ def test_a_pool_too_large_to_allocate_is_memory_error(impl: ModuleType) -> None:
     run((cache, model), "add_seq", 0)
     run((cache, model), "append", 0, 0, *make_chunk(1, 3, 1, 2, "float16"))
     assert_matches_model(cache, model, [0])
+
+
+# The argument checks take what an engine passes (two float16 ndarrays of the cache's H and D) before
+# the ordered checks: a bad chunk beside a good float16 one, a list beside one, and wrong heads whose
+# count a token count happens to equal must still get what the ordered checks give.
+BESIDE_FLOAT16 = [(which, dtype) for which in ("k", "v") for dtype in ("complex64", "bool", "object", "U4")]
+
+
+@pytest.mark.python_surface
+@pytest.mark.parametrize("which, dtype", BESIDE_FLOAT16, ids=[f"{w} {d}" for w, d in BESIDE_FLOAT16])
+def test_a_bad_dtype_beside_a_float16_chunk_is_a_type_error(impl: ModuleType, which: str, dtype: str) -> None:
+    cache, model = impl.PagedKVCache(4, 2, 1, 2, 3), harness.model(4, 2, 1, 2, 3)
+    chunk = dict(zip("kv", make_chunk(2, 1, 3, 0, "float16")))
+    chunk[which] = chunk[which].astype(dtype)
+    for c in (cache, model):
+        c.add_seq(0)
+        with pytest.raises(TypeError):
+            c.append(0, 0, chunk["k"], chunk["v"])
+    assert_matches_model(cache, model)
+
+
+@pytest.mark.python_surface
+@pytest.mark.parametrize("which", ["k", "v"])
+def test_a_list_beside_a_float16_chunk_is_stored(impl: ModuleType, which: str) -> None:
+    cache, model = impl.PagedKVCache(4, 2, 1, 2, 3), harness.model(4, 2, 1, 2, 3)
+    chunk: dict[str, Any] = dict(zip("kv", make_chunk(2, 3, 3, 1, "float16")))
+    chunk[which] = chunk[which].astype(np.float64).tolist()
+    for c in (cache, model):
+        c.add_seq(0)
+        c.append(0, 0, chunk["k"], chunk["v"])
+    assert_matches_model(cache, model)
+
+
+@pytest.mark.parametrize("heads", [1, 3])
+def test_wrong_heads_are_refused_when_the_token_count_is_the_head_count(impl: ModuleType, heads: int) -> None:
+    """A cache of 2 heads, a float16 chunk of `heads` heads and 2 tokens: ValueError, nothing stored."""
+    cache, model = impl.PagedKVCache(4, 2, 1, 2, 3), harness.model(4, 2, 1, 2, 3)
+    k, v = make_chunk(heads, 2, 3, 2, "float16")
+    for c in (cache, model):
+        c.add_seq(0)
+        with pytest.raises(ValueError):
+            c.append(0, 0, k, v)
+    assert_matches_model(cache, model)
