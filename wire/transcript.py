@@ -21,6 +21,7 @@ from oracle.renaming import BlockNames
 
 from .codec import ProtocolError, parse_int, parse_list, parse_payload
 from .diff import array_difference, list_difference, shorten
+from .server import Dispatcher
 
 META_KEYS = ("id", "comment", "flags", "requires", "profile")
 
@@ -153,9 +154,7 @@ def renamed_table(names: BlockNames, request: str, want: str, got: str) -> str |
         return f"response does not parse ({exc}): {shorten(got)!r}"
 
 
-HANDLE_VERBS = frozenset(
-    {"add_seq", "fork", "append", "extend", "gather", "seq_len", "block_table", "free", "stats", "num_free_blocks", "close"}
-)  # the requests whose first field is a cache handle
+HANDLE_VERBS = frozenset(Dispatcher.VERBS)  # the requests whose first field is a cache handle: the server's one table of them
 SMALL_HANDLE = 6  # digits: a handle field renumbered is a plain decimal of at most this many
 
 
