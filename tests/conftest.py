@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 
 import harness
+import xfails
 from oracle.profile import parse as parse_profile
 
 PYTHON_SURFACE = (
@@ -76,7 +77,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--xfails",
         default=None,
         metavar="FILE",
-        help="tests expected to fail (a port in progress): one node id a line, each followed by '# reason'",
+        help=f"tests expected to fail (a port in progress): one a line, {xfails.FORMAT} (tests/xfails.py)",
     )
     parser.addoption(
         "--outcomes",
@@ -92,10 +93,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+XFAILS: dict[str, xfails.Entry] = {}  # --xfails, read in every process (the controller, each worker)
+XFAILS_SECTION = "not the failure listed in --xfails"  # the title of a failing listed test's report section
+
+
 def pytest_configure(config: pytest.Config) -> None:
     harness.set_impl_name(config.getoption("--impl"))
     os.environ["PAGED_IMPL"] = config.getoption("--impl")  # so xdist workers and subprocesses agree
     harness.record_to(config.getoption("--transcript"))
+    if config.getoption("--xfails"):
+        path = config.getoption("--xfails")
+        try:
+            with open(path, encoding="utf-8") as listed:
+                XFAILS.update(xfails.parse(listed.read(), path))
+        except (OSError, xfails.BadEntry) as exc:
+            raise pytest.UsageError(f"--xfails: {exc}") from None
     if config.getoption("--profile") is not None:
         parse_profile(config.getoption("--profile"))  # a bad profile is a usage error, before any test
         harness.set_profile_override(config.getoption("--profile"))
@@ -114,34 +126,10 @@ def run_rank(item: pytest.Item) -> tuple[bool, int]:
     return long, ORDER.index(item.path.name) if item.path.name in ORDER else len(ORDER)
 
 
-def read_xfails(path: str) -> dict[str, str]:
-    """node id (or a prefix of one: a file, a class, a test without its parameters) -> reason."""
-    out: dict[str, str] = {}
-    for number, line in enumerate(open(path, encoding="utf-8").read().splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        node, sep, reason = line.partition("#")
-        if not sep or not reason.strip():
-            raise pytest.UsageError(f"{path}:{number}: every listed test needs a reason: 'NODE_ID  # why it fails'")
-        out[node.strip()] = reason.strip()
-    return out
-
-
-def listed(nodeid: str, xfails: dict[str, str]) -> str | None:
-    for entry, reason in xfails.items():
-        if nodeid == entry or nodeid.startswith((entry + "::", entry + "[")):
-            return reason
-    return None
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=run_rank)
-    if config.getoption("--xfails"):
-        xfails = read_xfails(config.getoption("--xfails"))
-        for item in items:
-            reason = listed(item.nodeid, xfails)
-            if reason is not None:
-                item.add_marker(pytest.mark.xfail(reason=f"listed in --xfails: {reason}", strict=False))
+    if not hasattr(config, "workerinput"):  # under xdist the controller checks, in the hook below
+        refuse_wide_xfails([item.nodeid for item in items])
     if not harness.is_wire():
         return
     for item in items:
@@ -159,10 +147,38 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     harness.begin_example()
 
 
+def refuse_wide_xfails(nodeids: list[str]) -> None:
+    problems = xfails.too_wide(XFAILS, nodeids)
+    if problems:
+        raise pytest.UsageError("--xfails: " + "\n".join(problems))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    refuse_wide_xfails(ids)
+
+
+def judge_listed(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
+    """A listed test's report as --xfails says: its expected failure xfailed (the record keeps the actual
+    message), another failure left failed with both texts, a pass an xpass."""
+    listed = XFAILS.get(report.nodeid)
+    if listed is None or report.skipped:
+        return
+    if report.failed and call.excinfo is not None:
+        message = xfails.failure_message(call.excinfo.value)
+        if listed.expects in message:
+            report.outcome, report.wasxfail = "skipped", message  # type: ignore[attr-defined]
+        else:
+            report.sections.append((XFAILS_SECTION, f"{listed.where} expects {listed.expects!r}; the failure is:\n{message}"))
+    elif report.passed and call.when == "call":
+        report.wasxfail = f"listed in {listed.where}, expecting {listed.expects!r}"  # type: ignore[attr-defined]
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report = outcome.get_result()
+    judge_listed(report, call)
     if report.failed and call.excinfo is not None:
         path = harness.write_failure(item.nodeid, str(call.excinfo.value))
         if path is not None:
@@ -186,6 +202,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         entry["outcome"] = "failed" if report.when == "call" else "error"
         message = getattr(report.longrepr, "reprcrash", None)
         entry["detail"] = message.message if message is not None else str(report.longrepr).strip().splitlines()[-1]
+        entry["detail"] = next((text for title, text in report.sections if title == XFAILS_SECTION), entry["detail"])
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
