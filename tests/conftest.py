@@ -139,7 +139,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="the benchmark measures our Python module, not a driver"))
 
 
+def engine_calls() -> int | None:
+    """The implementation's count of its calls into an engine's own code so far (a module's optional
+    `engine_calls()`, docs/GATING.md), or None when it keeps none."""
+    if harness.is_wire():
+        return None
+    try:
+        count = getattr(harness.raw_impl(), "engine_calls", None)
+    except Exception:  # noqa: BLE001 - a module that cannot load keeps no count; its tests say why it cannot load
+        return None
+    return int(count()) if callable(count) else None
+
+
+ENGINE_CALLS = "engine_calls"  # the user property (and outcomes field): calls into the engine during the test
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[ENGINE_BEFORE] = engine_calls()
     for mark in item.iter_markers("needs"):
         missing = set(mark.args) - harness.capabilities()
         if missing:
@@ -174,6 +190,19 @@ def judge_listed(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None
         report.wasxfail = f"listed in {listed.where}, expecting {listed.expects!r}"  # type: ignore[attr-defined]
 
 
+ENGINE_BEFORE = pytest.StashKey[int | None]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
+    """How many calls the test made into the engine's own code, from its set-up to the end of its call,
+    as a user property of its report (which xdist carries to the controller)."""
+    yield
+    before, after = item.stash.get(ENGINE_BEFORE, None), engine_calls()
+    if before is not None and after is not None:
+        item.user_properties.append((ENGINE_CALLS, after - before))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
@@ -185,12 +214,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.sections.append(("transcript", f"the calls of this failure, as a transcript: {path}"))
 
 
-OUTCOMES: dict[str, dict[str, str]] = {}
+OUTCOMES: dict[str, dict[str, Any]] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Each test's outcome, for --outcomes (under xdist, the controller sees every worker's reports)."""
     entry = OUTCOMES.setdefault(report.nodeid, {"outcome": "passed"})
+    entry.update((name, value) for name, value in report.user_properties if name == ENGINE_CALLS)
     if hasattr(report, "wasxfail"):
         entry["outcome"] = "xfailed" if report.skipped else "xpassed"
         entry["detail"] = str(report.wasxfail)
