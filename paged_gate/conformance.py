@@ -87,13 +87,15 @@ class Outcomes:
     def engine_line(self) -> list[str]:
         """For a module that counts its calls into an engine's own code (`engine_calls()`, docs/GATING.md):
         how many passing tests made one."""
-        counts = [self.tests[n][ENGINE_CALLS] for n in self.of("passed") if ENGINE_CALLS in self.tests[n]]
+        passed = [self.tests[n] for n in self.of("passed")]
+        counts = [int(o[ENGINE_CALLS]) for o in passed if ENGINE_CALLS in o]
         if not counts:
             return []
-        reached = sum(1 for c in counts if int(c) > 0)
+        reached, uncounted = sum(1 for c in counts if c > 0), len(passed) - len(counts)
         return [
-            f"  {reached} of the {len(counts)} passing tests called into the engine's own code (the module's engine_calls() "
-            f"moved); the other {len(counts) - reached} passed without one (the module's own code, or the suite's tests of itself)"
+            f"  {reached} of the {len(passed)} passing tests called into the engine's own code (the module's engine_calls() "
+            f"moved); {len(counts) - reached} made no call (the module's own code, or the suite's tests of itself)"
+            + (f", {uncounted} kept no count (run with another implementation)" if uncounted else "")
         ]
 
 
