@@ -1,5 +1,6 @@
 """Suite-wide set-up: the implementation under test (--impl / PAGED_IMPL), Hypothesis profiles,
-the tests a driver skips, and failure transcripts (--transcript).
+the tests a driver skips, failure transcripts (--transcript), the failures a port expects (--xfails,
+tests/xfails.py), and each test's outcome (--outcomes) with its calls into an engine (engine_calls).
 
 Profiles (HYPOTHESIS_PROFILE or --hypothesis-profile): `ci` derandomised with a fixed
 budget, `dev` random (the local default), `thorough` ten times the examples, `mutation`
@@ -139,6 +140,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="the benchmark measures our Python module, not a driver"))
 
 
+ENGINE_CALLS = "engine_calls"  # the user property (and outcomes field): calls into the engine during the test
+ENGINE_BEFORE = pytest.StashKey[int | None]()
+
+
 def engine_calls() -> int | None:
     """The implementation's count of its calls into an engine's own code so far (a module's optional
     `engine_calls()`, docs/GATING.md), or None when it keeps none."""
@@ -149,9 +154,6 @@ def engine_calls() -> int | None:
     except Exception:  # noqa: BLE001 - a module that cannot load keeps no count; its tests say why it cannot load
         return None
     return int(count()) if callable(count) else None
-
-
-ENGINE_CALLS = "engine_calls"  # the user property (and outcomes field): calls into the engine during the test
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -188,9 +190,6 @@ def judge_listed(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None
             report.sections.append((XFAILS_SECTION, f"{listed.where} expects {listed.expects!r}; the failure is:\n{message}"))
     elif report.passed and call.when == "call":
         report.wasxfail = f"listed in {listed.where}, expecting {listed.expects!r}"  # type: ignore[attr-defined]
-
-
-ENGINE_BEFORE = pytest.StashKey[int | None]()
 
 
 @pytest.hookimpl(hookwrapper=True)
