@@ -41,6 +41,10 @@ class Script:
         self.layers[id(cache)] = sizes[2]
         return cache
 
+    def raw(self, line: str) -> None:
+        """A request sent as written (a hello, a quit, a malformed request): its answer is the reference driver's."""
+        self.recorder.request(line)
+
     def attempt(self, call: Callable[..., Any], *args: Any) -> None:
         """A call the contract refuses: its error is the expected answer."""
         try:
