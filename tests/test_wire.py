@@ -306,6 +306,7 @@ def test_a_transcript_renumbered_for_a_session_that_made_caches_before() -> None
     assert shifted.released == {6: [("3", [3])]}
     for line in ("hello 1", "quit", "frobnicate 0", "stats 007", "stats -1", "stats 18446744073709551616"):
         assert renumbered(parse(f"{SHARED}> {line}\n< err protocol\n"), 3) is None, line
+    assert renumbered(parse(f"# handshake: in-transcript\n{SHARED}"), 3) is None, "its own handshake: a fresh session"
 
 
 def vector(name: str) -> Path:
