@@ -122,7 +122,7 @@ def error_precedence() -> Script:
     s.observe(c, [0, 1])
     z = np.zeros
     two_d, differ, wrong_h, empty = OK[0], z((2, 2, 3), np.float16), z((1, 1, 3), np.float16), z((2, 0, 3), np.float16)
-    big, big_wrong_d = chunk(2, 12, 3, 200), (z((2, 12, 4), np.float16),) * 2  # 12 positions: more blocks than are free
+    big, big_wrong_d = chunk(2, 12, 3, 200), (z((2, 12, 4), np.float16),) * 2  # 12 positions: more blocks than it can take
     args: tuple[Any, ...]
     for call, args in (
         # an id that is not live (never added: 99; freed: 3) wins over a bad layer, bad shapes, and capacity

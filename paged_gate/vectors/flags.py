@@ -11,7 +11,7 @@ FLAGS: dict[str, str] = {
     "seed-pitfall": "a pitfall a port is likeliest to have; the id names its planted mutant (s01..s13, listed in mutants/README.md)",
     "error-table": "one row of CONTRACT.md's error table: the error's kind, and nothing observable changes",
     "error-precedence": "calls that break several rules at once: the kind CONTRACT.md's \"Which error wins\" gives, and nothing observable changes",
-    "out-of-blocks": "an append that needs more blocks than are free (copies on write counted)",
+    "out-of-blocks": "an append that needs more blocks (copies on write counted) than it can take: num_free_blocks(), free plus cached",
     "allocation-order": "the pinned policy: lowest free id first, one append's blocks in position order",
     "copy-on-write": "a write into a block another sequence holds copies it first, every layer",
     "layers": "each layer has its own length; the table covers the longest",
