@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 FORMAT = "'NODE_ID  # expects: TEXT  # WHY'"
+ONE_EACH = "an entry for several tests would hide every other failure among them: list each failing test's id, with the failure it expects"
 _SEPARATOR = re.compile(r"\s+#\s+")
 
 
@@ -45,9 +46,9 @@ def parse(text: str, path: str) -> dict[str, Entry]:
         node, expects, why = parts[0], parts[1].removeprefix("expects:").strip(), parts[2].strip()
         name = node.split("[", 1)[0].rsplit("::", 1)[-1]
         if "::" not in node:
-            raise BadEntry(f"{where}: {node} is a whole file; list each failing test's id, with the failure it expects")
+            raise BadEntry(f"{where}: {node} is a whole file; {ONE_EACH}")
         if name.startswith("Test"):
-            raise BadEntry(f"{where}: {node} is a class; list each failing test's id (a machine's is CLASS::runTest)")
+            raise BadEntry(f"{where}: {node} is a class; {ONE_EACH} (a machine's is CLASS::runTest)")
         if node in out:
             raise BadEntry(f"{where}: {node} is listed twice (first at {out[node].where})")
         out[node] = Entry(node, expects, why, where)
@@ -63,10 +64,7 @@ def too_wide(entries: dict[str, Entry], collected: Iterable[str]) -> list[str]:
             continue
         named = [n for n in ids if n.startswith((entry.node + "::", entry.node + "["))]
         if named:
-            problems.append(
-                f"{entry.where}: {entry.node} names {len(named)} tests (e.g. {min(named)}); list each failing one's id, "
-                "with the failure it expects"
-            )
+            problems.append(f"{entry.where}: {entry.node} names {len(named)} tests (e.g. {min(named)}); {ONE_EACH}")
     return problems
 
 
