@@ -85,7 +85,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
         epilog=usage, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--impl", default="paged", help="module under test (exports PagedKVCache, OutOfBlocks), or exec:CMD for a driver; default: paged")
-    p.add_argument("--xfails", metavar="FILE", help="tests expected to fail: one node id a line, each with '# reason'")
+    p.add_argument("--xfails", metavar="FILE", help="tests expected to fail: one test id a line, 'NODE_ID  # expects: TEXT  # WHY' (docs/GATING.md)")
     p.add_argument("--replay", metavar="FILE", help="replay one transcript against the implementation, and nothing else")
     p.add_argument("--vectors", action="store_true", help="replay the conformance vectors (ci/vectors/*.txt), and nothing else")
     p.add_argument("--transcript-out", metavar="PATH", help="where the first failure's calls are written (default: a new temporary folder)")

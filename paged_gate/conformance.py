@@ -28,6 +28,7 @@ from oracle.profile import Profile
 
 PYTHON_SURFACE = "Python surface"  # the start of conftest's skip reason for a driver
 MACHINE = "tests/test_stateful.py::TestCacheMachine::runTest"  # the general machine: its failures shrink to a minimal sequence
+ENGINE_CALLS = "engine_calls"  # conftest's outcomes field: the test's calls into an engine's own code
 KINDS = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 MEANING = {2: "interrupted or collection error", 3: "pytest internal error", 4: "usage error", 5: "no tests collected"}
 
@@ -78,9 +79,24 @@ class Outcomes:
             head += f", {len(self.of('xfailed'))} failed as listed in {xfails}"
         if maxfail and len(failures) >= maxfail:
             head += f"; stopped after {maxfail} failures (--all-failures runs every test)"
-        lines = [head, *(f"  NOW PASSES (take it off {xfails}): {n}" for n in self.of("xpassed"))]
+        lines = [head, *self.engine_line(), *(f"  NOW PASSES (take it off {xfails}): {n}" for n in self.of("xpassed"))]
         lines += [f"  skipped {n}: {self.tests[n].get('detail', '')[:120]}" for n in skipped if n not in surface and n not in others]
         return lines
+
+
+    def engine_line(self) -> list[str]:
+        """For a module that counts its calls into an engine's own code (`engine_calls()`, docs/GATING.md):
+        how many passing tests made one."""
+        passed = [self.tests[n] for n in self.of("passed")]
+        counts = [int(o[ENGINE_CALLS]) for o in passed if ENGINE_CALLS in o]
+        if not counts:
+            return []
+        reached, uncounted = sum(1 for c in counts if c > 0), len(passed) - len(counts)
+        return [
+            f"  {reached} of the {len(passed)} passing tests called into the engine's own code (the module's engine_calls() "
+            f"moved); {len(counts) - reached} made no call (the module's own code, or the suite's tests of itself)"
+            + (f", {uncounted} kept no count (run with another implementation)" if uncounted else "")
+        ]
 
 
 def read_outcomes(path: Path) -> Outcomes:

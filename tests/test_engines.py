@@ -317,3 +317,18 @@ for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" n
     del globals()[_name]
 for _name in [n for n in globals() if n.startswith("test_nano_") and "nano_vllm" not in WANTED]:
     del globals()[_name]
+
+
+def test_engine_calls_count_the_block_managers_work_not_the_argument_checks(engine: Any) -> None:
+    """`engine_calls()` (what the gate's count of tests that reached the engine reads) moves when the
+    engine's block manager serves a call, and not when the adapter refuses an argument first."""
+    cache = engine.PagedKVCache(4, 2, 1, 1, 2)
+    before = engine.engine_calls()
+    with pytest.raises(TypeError):
+        cache.add_seq(1.5)
+    with pytest.raises(KeyError):
+        cache.append(0, 0, *kv(1))
+    assert engine.engine_calls() == before
+    cache.add_seq(0)
+    cache.append(0, 0, *kv(1))
+    assert engine.engine_calls() > before

@@ -113,6 +113,16 @@ def test_the_summary_counts_each_outcome_and_skip_reason() -> None:
     assert outcomes.failures() == ["t::b", "t::c"]
 
 
+def test_the_summary_counts_passing_tests_that_reached_the_engine() -> None:
+    tests = {"t::a": {"outcome": "passed", "engine_calls": 3}, "t::b": {"outcome": "passed", "engine_calls": 0}}
+    tests.update({"t::c": {"outcome": "failed", "engine_calls": 2}, "t::d": {"outcome": "passed"}})
+    assert Outcomes(tests).summary(None, 0)[1] == (  # type: ignore[arg-type]
+        "  1 of the 3 passing tests called into the engine's own code (the module's engine_calls() moved); "
+        "1 made no call (the module's own code, or the suite's tests of itself), 1 kept no count (run with another implementation)"
+    )
+    assert Outcomes({"t::a": {"outcome": "passed"}}).summary(None, 0)[1:] == []  # a module that keeps no count
+
+
 def test_a_short_message_drops_hypothesis_report() -> None:
     detail = "AssertionError: block_table(0)[0]=3, but should be 0\n  x = 1\nFailing test case: ...\nmore"
     assert short(detail) == "AssertionError: block_table(0)[0]=3, but should be 0"
