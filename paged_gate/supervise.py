@@ -1,13 +1,13 @@
 """The gate in two processes, so that no implementation can end it with exit 0 and no verdict.
 
 The supervisor (the process `paged-gate` starts) never imports or starts the implementation. It runs a
-worker, `python -m paged_gate --channel FD ARGS` (the same arguments), which does everything and tells
-the supervisor on a pipe which stage it is in and, once its verdict is printed, its exit code. A worker
-that ends without one (the implementation called sys.exit or os._exit, or crashed), or takes too long
-(`start_seconds` to import or start the implementation; `step_seconds` for any step that runs it), gets
-the supervisor's verdict instead: CANNOT RUN (exit 2) while the implementation was being reached, when
-time ran out, or when the gate itself failed; FAIL (exit 1) when the implementation ended the process
-during a step. Never exit 0.
+worker (`worker_command`: the same interpreter, import path and arguments), which does everything and
+tells the supervisor on a pipe which stage it is in and, once its verdict is printed, its exit code. A
+worker that ends without one (the implementation called sys.exit or os._exit, or crashed), or takes too
+long (`start_seconds` to import or start the implementation; `step_seconds` for any step that runs it),
+gets the supervisor's verdict instead: CANNOT RUN (exit 2) while the implementation was being reached,
+when time ran out, or when the gate itself failed; FAIL (exit 1) when the implementation ended the
+process during a step. Never exit 0.
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ class Ending:
 
 
 def worker_command(argv: list[str], prog: str, fd: int) -> list[str]:
-    return [sys.executable, "-m", "paged_gate", "--channel", str(fd), "--prog", prog, *argv]
+    """The worker: this interpreter, with this process's import path (so it imports the same paged_gate and
+    the same implementation as an in-process gate would), running the gate's main on the same arguments."""
+    code = f"import sys; sys.path[:] = {sys.path!r}; from paged_gate.cli import main; sys.exit(main())"
+    return [sys.executable, "-c", code, "--channel", str(fd), "--prog", prog, *argv]
 
 
 def supervise(argv: list[str], prog: str, start_seconds: float, step_seconds: float) -> Ending:
