@@ -306,6 +306,29 @@ def test_a_narrowed_suite_is_partial_and_counts_skips_as_pytest_does(tmp_path: P
     assert gate("--partial-ok", *args, cwd=tmp_path).returncode == 0
 
 
+
+NO_PREFIX = """from paged import OutOfBlocks
+from paged import PagedKVCache as Base
+
+
+class PagedKVCache(Base):
+    def __init__(self, num_blocks, block_size, n_layers, n_kv_heads, d_head):
+        super().__init__(num_blocks, block_size, n_layers, n_kv_heads, d_head)
+"""
+
+
+def test_nothing_replayed_is_no_pass_and_a_port_without_prefix_caching_is_told_so(tmp_path: Path) -> None:
+    """A transcript that needs a capability the port has not is skipped: nothing ran, so no PASS. The
+    vectors pass on such a port, and the verdict says prefix caching was not tested."""
+    (tmp_path / "no_prefix.py").write_text(NO_PREFIX)
+    run = gate("--impl", "no_prefix", "--replay", str(vectors_dir() / "prefix-hit-takes-a-holder.txt"), cwd=tmp_path)
+    assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), run.stdout[-2000:]
+    assert "nothing was replayed, so nothing is certified" in run.stdout
+    run = gate("--impl", "no_prefix", "--vectors", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert verdict(run).endswith(": PASS, the conformance vectors only (prefix caching not announced, not tested) ===")
+
+
 @pytest.mark.slow
 def test_the_installed_gate_runs_a_venvs_driver_and_never_exits_0_without_a_verdict(tmp_path: Path) -> None:
     """pip install (not editable) into a new venv; from another folder, its paged-gate gates
