@@ -8,7 +8,7 @@ MUTANT = Mutant(
     symptom="fork(an id that is not live, a live id) answers invalid_argument, not unknown_sequence",
     caught_by=("test_vector[error-precedence]",),
     # Each single-fault fork still gets its kind; only a request with both faults tells the orders apart.
-    notes="cargo test in ci/examples/rust kills it: errors_come_in_the_references_order only if it forks an unknown parent onto a live child",
+    notes="cargo test in ci/examples/rust kills it: errors_come_in_the_references_order (fork(7, 0): an unknown parent onto a live child), the vectors (tests/vectors.rs)",
     edits=(
         Edit(
             "ci/examples/rust/src/cache.rs",
