@@ -260,6 +260,7 @@ ENDINGS = {
     "hangs_on_import": "import time\ntime.sleep(600)\n",
     "exits_at_a_call": "import sys\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        sys.exit(0)\n",
     "os_exits_at_a_call": "import os\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        os._exit(0)\n",
+    "crashes_at_a_call": "import os, signal\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        os.kill(os.getpid(), signal.SIGSEGV)\n",
 }
 
 
@@ -274,6 +275,7 @@ def write_endings(folder: Path) -> None:
     ("hangs_on_import", 2, "reaching the implementation took longer than 2 s (PAGED_START_SECONDS)"),
     ("exits_at_a_call", 1, "the implementation raised SystemExit(0) during the vectors step"),
     ("os_exits_at_a_call", 1, "ended (exit status 0) during the vectors step"),
+    ("crashes_at_a_call", 1, "ended (signal SIGSEGV) during the vectors step"),
 ])
 def test_an_implementation_that_ends_the_process_never_passes(name: str, code: int, says: str, tmp_path: Path) -> None:
     write_endings(tmp_path)
