@@ -260,6 +260,7 @@ ENDINGS = {
     "hangs_on_import": "import time\ntime.sleep(600)\n",
     "exits_at_a_call": "import sys\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        sys.exit(0)\n",
     "os_exits_at_a_call": "import os\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        os._exit(0)\n",
+    "hangs_at_a_call": "import time\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        time.sleep(600)\n",
     "crashes_at_a_call": "import os, signal\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        os.kill(os.getpid(), signal.SIGSEGV)\n",
 }
 
@@ -276,12 +277,13 @@ def write_endings(folder: Path) -> None:
     ("exits_at_a_call", 1, "the implementation raised SystemExit(0) during the vectors step"),
     ("os_exits_at_a_call", 1, "ended (exit status 0) during the vectors step"),
     ("crashes_at_a_call", 1, "ended (signal SIGSEGV) during the vectors step"),
+    ("hangs_at_a_call", 2, "the vectors step took longer than 3 s (--timeout)"),
 ])
 def test_an_implementation_that_ends_the_process_never_passes(name: str, code: int, says: str, tmp_path: Path) -> None:
     write_endings(tmp_path)
     ci_gate = suite_root() / "ci" / "gate"  # in a checkout; the installed gate is the slow test's
     command = [sys.executable, str(ci_gate)] if ci_gate.is_file() else None
-    run = gate("--impl", name, "--vectors", cwd=tmp_path, env_extra={"PAGED_START_SECONDS": "2"}, command=command)
+    run = gate("--impl", name, "--vectors", "--timeout", "3", cwd=tmp_path, env_extra={"PAGED_START_SECONDS": "2"}, command=command)
     word = {1: "FAIL", 2: "CANNOT RUN"}[code]
     assert run.returncode == code and verdict(run) == f"=== gate verdict for {name}: {word} ===", run.stdout[-2000:]
     assert says in run.stdout, run.stdout[-2000:]
