@@ -84,7 +84,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--outcomes",
         default=None,
         metavar="PATH",
-        help="write every test's outcome (and skip reason or first failure line) to PATH as JSON, for ci/gate",
+        help="write every test's outcome (and skip reason or first failure line), the tests selected and the number "
+        "deselected to PATH as JSON, for ci/gate",
     )
     parser.addoption(
         "--transcript",
@@ -234,14 +235,47 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         entry["detail"] = next((text for title, text in report.sections if title == XFAILS_SECTION), entry["detail"])
 
 
+# What --outcomes records beside each test's outcome, so that ci/gate can check every selected test has one:
+# the tests pytest selected to run (under xdist, as a worker collected them) and how many it deselected.
+SELECTED: list[str] = []
+DESELECTED: list[int] = [0]
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A module skipped as a whole (`allow_module_level`) counts as one skip, as pytest's summary counts it."""
+    if report.skipped:
+        longrepr = report.longrepr
+        OUTCOMES[report.nodeid] = {"outcome": "skipped", "detail": str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    SELECTED[:] = [item.nodeid for item in session.items]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    SELECTED[:] = list(ids)  # every worker collects the same tests
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    DESELECTED[0] += len(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    DESELECTED[0] = max(DESELECTED[0], int(getattr(node, "workeroutput", {}).get("deselected", 0)))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     harness.stop_drivers()
+    if hasattr(session.config, "workerinput"):  # an xdist worker: its deselections go to the controller
+        session.config.workeroutput["deselected"] = DESELECTED[0]  # type: ignore[attr-defined]
     path = session.config.getoption("--outcomes")
     if path and not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist) writes it
         import json
 
         with open(path, "w", encoding="utf-8") as out:
-            json.dump(OUTCOMES, out, indent=1)
+            json.dump({"selected": SELECTED, "deselected": DESELECTED[0], "tests": OUTCOMES}, out, indent=1)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
