@@ -92,7 +92,7 @@ def suite(tmp_path: Path, way: str, *args: str) -> tuple[subprocess.CompletedPro
     env.pop("PAGED_PROFILE", None)
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--impl=tiny_way", f"--xfails={listed}", f"--outcomes={outcomes}", *args, HAND, PASSING]
     run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    return run, json.loads(outcomes.read_text()) if outcomes.exists() else {}
+    return run, json.loads(outcomes.read_text())["tests"] if outcomes.exists() else {}
 
 
 def test_the_listed_failure_is_expected_and_recorded_as_it_happened(tmp_path: Path) -> None:
