@@ -112,7 +112,10 @@ def _array(a: np.ndarray, memo: Memo) -> np.ndarray:
     if base is None:
         new = a.copy(order="K")
     elif type(base) is np.ndarray and base.base is None:  # a view: of the copy of its base
-        new = np.ndarray(a.shape, a.dtype, _copy(base, memo), address(a) - address(base), a.strides)
+        at = memo.get(-id(base))  # the base's address, once a copy (ids are never negative)
+        if at is None:
+            at = memo[-id(base)] = address(base)
+        new = np.ndarray(a.shape, a.dtype, _copy(base, memo), address(a) - at, a.strides)
     else:
         return copy.deepcopy(a, memo)
     if not a.flags.writeable:

@@ -59,6 +59,8 @@ def first_difference(got: Any, want: Any, model: Any, live: Sequence[int], after
 
 def entry_difference(what: str, got: Any, want: Any, model: Any) -> str:
     """One observable of a module's observation: a stats tuple, an int, a dtype or a gathered array."""
+    if what.endswith(".dtype") and isinstance(got, str) and isinstance(want, str):
+        return f"{what}={np.dtype(got).name}, but should be {np.dtype(want).name}"
     if what.startswith("stats()") and isinstance(got, tuple) and isinstance(want, tuple):
         for key, g, w in zip(STATS, got, want):
             if g != w:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from .alphabet import GEOMETRIES, Geometry
 from .faithful import difference, faithful_copy
 from .model import CLOSED, error_kind, model_gather
@@ -25,6 +27,7 @@ Call = tuple[str, tuple[Any, ...]]
 Observation = tuple[Any, dict[int, list[int]]]
 Item = tuple[str, tuple[Any, ...], Sequence[int], bool]  # a call made: method, args, the live ids after it, keep the copy
 Outcome = tuple[tuple[str, Any], Observation, Any]  # its answer, the observation after it, the copy kept (or None)
+INT32 = np.dtype(np.int32).str  # a block table's dtype, as an observation holds it ('<i4')
 CHECK_EVERY = 50  # by default a module port compares copy 1, 51, 101, ... of each walk with a replay of its calls
 
 
@@ -146,7 +149,7 @@ class ModulePort:
             for s in live:
                 table = cache.block_table(s)
                 tables[s] = table.tolist()
-                rest.append(str(table.dtype))
+                rest.append(table.dtype.str)
                 for layer in range(n_layers):
                     rest.append(int(cache.seq_len(s, layer)))
                     for arr in cache.gather(s, layer):
@@ -161,7 +164,7 @@ class ModulePort:
         stats = model.stats()
         rest: list[Any] = [tuple(stats[k] for k in ("free", "used", "cached", "evictions")), model.num_free_blocks()]
         for s in live:
-            rest.append("int32")
+            rest.append(INT32)
             for layer in range(model.n_layers):
                 rest.append(model.seq_len(s, layer))
                 for raw, shape in model_gather(model, s, layer):
