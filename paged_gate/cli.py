@@ -92,8 +92,8 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--all-failures", action="store_true", help="run every test; by default the first pass stops after 5 failures")
     p.add_argument("--mutmut", action="store_true", help="also run the mutmut score (ci/mutation; a source checkout only)")
     p.add_argument("--profile", metavar="OPTION=VALUE[,...]", help="the port's profile (docs/CONTRACT.md, Profiles); default: the one it declares")
-    p.add_argument("--exhaustive", action="store_true", help="every call sequence of at most --depth calls on tiny pools (wire/explore.py), and nothing else")
-    p.add_argument("--depth", type=int, default=6, help="--exhaustive: the bound on the number of calls (default 6)")
+    p.add_argument("--exhaustive", action="store_true", help="the bounded exhaustive explorer on tiny pools (wire/explore/, docs/EXHAUSTIVE.md), and nothing else")
+    p.add_argument("--depth", type=int, default=6, help="--exhaustive: every model state within this many calls (default 6)")
     p.add_argument("--junit-xml", metavar="PATH", help="also write every step's tests as JUnit XML to PATH")
     return p
 
@@ -146,7 +146,7 @@ def steps(o: Options, profile: Profile, out: Path, work: Path, prog: str) -> lis
     """Run the steps the options select, in order."""
     start = time.monotonic()
     if o.exhaustive:
-        banner(f"every call sequence of <= {o.depth} calls against {o.impl} (wire/explore.py)")
+        banner(f"the bounded exhaustive explorer, depth {o.depth}, against {o.impl} (wire/explore/)")
         ok, detail, _, cases = explored(o.impl, o.depth, out, None, str(profile))
         done = [Step("exhaustive", ok, detail, time.monotonic() - start, cases)]
     elif o.replay or o.vectors:

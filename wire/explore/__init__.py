@@ -15,7 +15,8 @@ table, every layer's length and gather (bit exact). What it walks, each claim fo
 Geometries are walked a depth at a time in turn, so a failure within every tree depth is a shortest
 one across them all. The parts: `alphabet.py` (geometries, the calls tried, the values sent),
 `model.py` (the oracle's side: cloning, the state key, table checkers), `ports.py` and
-`driver_port.py` (a Python module, copied faithfully (`faithful.py`) and checked against replays;
+`driver_port.py` (a Python module, copied faithfully (`faithful.py`: pickled once a state, fields as they are, views
+kept) and checked against replays;
 a driver, a cache per state by handle, pipelined), `walk.py`, `messages.py` (what differs, in the
 one format) and `report.py` (the verdict). docs/EXHAUSTIVE.md has the cost and the limits.
 """
@@ -27,15 +28,15 @@ from typing import Any, Callable, Iterable, Sequence
 from .alphabet import BAD_CHUNKS, GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
 from .model import TableCheck, clone_model, exact_tables, new_model, parse_profile, renaming, state_key
-from .ports import ModulePort, UnfaithfulCopy, port_for
+from .ports import ModulePort, UnfaithfulCopy, each_copy, port_for, snapshots
 from .report import guarantee, replay_text, report, summary
 from .walk import Failure, Level, Result, check_path, interleave
 
 __all__ = [
     "BAD_CHUNKS", "GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
     "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "clone_model", "concrete", "describe",
-    "difference", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
-    "port_for", "renaming", "replay_text", "report", "run", "state_key", "summary", "value",
+    "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
+    "port_for", "renaming", "replay_text", "report", "run", "snapshots", "state_key", "summary", "value",
 ]
 
 

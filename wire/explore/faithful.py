@@ -1,100 +1,77 @@
 """Faithful copies of a Python module's cache, and the check that they are.
 
-The explorer copies a state's cache instead of replaying the calls that made it. `faithful_copy`
-carries every field as it is, whatever the class (its own `__deepcopy__` is not asked): objects
-field by field (`__dict__` and `__slots__`), containers item by item in their order, sharing and
-cycles kept, and an array that is a view of another stays a view of the copy of that other (a plain
-deep copy makes it an array of its own, so that a copy would write through one and read through the
-other). A type it does not know is left to `copy.deepcopy`.
+The explorer copies a state's cache instead of replaying the calls that made it: `snapshot` pickles it
+once (a state has a dozen children), `restore` makes each copy from that. Pickling carries every field
+of a plain object as it is, whatever its class says of copying (`__deepcopy__` is not asked), keeps
+sharing and cycles, and here an array that is a view of another stays a view of the copy of that other
+(pickle would make it an array of its own, so that a copy would write through one and read through the
+other). A class with pickling hooks of its own is copied its way.
 
-`difference(copied, replayed)` walks two caches side by side and names the first field that
-differs (values, types, order, sharing, arrays' bits, layout and views): the walk compares sampled
-copies with the same calls replayed on a fresh cache, so that a copy that is not faithful fails
-loudly instead of repairing (or planting) a bug in every branch copied from it.
+`difference(copied, replayed)` walks two caches side by side and names the first field that differs
+(values, types, order, sharing, arrays' bits, layout and views): the walk compares sampled copies with
+the same calls replayed on a fresh cache, so that a copy that is not faithful fails loudly instead of
+repairing (or planting) a bug in every branch copied from it; a cache that cannot be pickled is
+replayed instead.
 """
 
 from __future__ import annotations
 
-import copy
 import ctypes
+import io
+import pickle
 import types
 from collections import OrderedDict, deque
 from typing import Any, Callable
 
 import numpy as np
 
-# Values that never change: shared, never copied; compared by value (functions and classes by identity).
+# Values that never change: compared by value (functions and classes by identity).
 ATOMIC = frozenset({int, float, bool, str, bytes, complex, type(None), range, type, types.FunctionType,
                     types.BuiltinFunctionType, type(Ellipsis), type(NotImplemented), np.float16, np.int64, np.int32, np.bool_})
-Memo = dict[int, Any]
+
+
+def snapshot(x: Any) -> bytes:
+    """x and everything it reaches, as bytes for `restore` (pickle's exceptions when it cannot be)."""
+    out = io.BytesIO()
+    _Pickler(out, protocol=4).dump(x)  # (5 would load an array as a view of the pickle's buffer)
+    return out.getvalue()
+
+
+def restore(snap: bytes) -> Any:
+    """A new copy of what `snapshot` took."""
+    return pickle.loads(snap)
 
 
 def faithful_copy(x: Any) -> Any:
-    """A copy of x and of everything it reaches, field for field (see the module's docstring)."""
-    return _copy(x, {})
+    """A copy of x and of everything it reaches (snapshot, then restore)."""
+    return restore(snapshot(x))
 
 
-def _copy(x: Any, memo: Memo) -> Any:
-    cls = type(x)
-    if cls in ATOMIC:
-        return x
-    done = memo.get(id(x))
-    if done is not None:
-        return done
-    how = _COPIERS.get(cls)
-    if how is not None:
-        return how(x, memo)
-    if plain(cls):  # a plain object: its fields, whatever its class says of copying
-        return _object(x, cls, memo)
-    return copy.deepcopy(x, memo)
+class _Pickler(pickle.Pickler):
+    """Arrays: a view of an array that owns its data is pickled as that view of its base; an array
+    that owns its data, as itself (read-only stays read-only)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is not np.ndarray or obj.dtype.hasobject:
+            return NotImplemented
+        base = obj.base
+        if base is None:
+            return NotImplemented if obj.flags.writeable else (_read_only, (obj.copy(order="K"),))
+        if type(base) is np.ndarray and base.base is None:
+            return _view, (base, address(obj) - address(base), obj.shape, obj.dtype, obj.strides, obj.flags.writeable)
+        return NotImplemented
 
 
-def plain(cls: type) -> bool:
-    """Whether object.__new__ makes a bare instance of cls (no C-level state of a builtin base to rebuild)."""
-    return cls.__new__ is object.__new__  # type: ignore[comparison-overlap]
+def _view(base: np.ndarray, offset: int, shape: tuple[int, ...], dtype: np.dtype[Any], strides: tuple[int, ...], writeable: bool) -> np.ndarray:
+    view = np.ndarray(shape, dtype, base, offset, strides)
+    if not writeable:
+        view.flags.writeable = False
+    return view
 
 
-def _list(x: list[Any], memo: Memo) -> list[Any]:
-    new = memo[id(x)] = x.copy()
-    for i, item in enumerate(x):
-        if type(item) not in ATOMIC:
-            new[i] = _copy(item, memo)
-    return new
-
-
-def _mapping(x: dict[Any, Any], memo: Memo) -> dict[Any, Any]:
-    new: dict[Any, Any] = type(x)()
-    memo[id(x)] = new
-    for key, val in x.items():
-        new[key if type(key) in ATOMIC else _copy(key, memo)] = val if type(val) in ATOMIC else _copy(val, memo)
-    return new
-
-
-def _tuple(x: tuple[Any, ...], memo: Memo) -> tuple[Any, ...]:
-    items = [item if type(item) in ATOMIC else _copy(item, memo) for item in x]
-    done = memo.get(id(x))  # a tuple in a cycle: made while its items were
-    if done is None:
-        done = memo[id(x)] = x if all(a is b for a, b in zip(items, x)) else tuple(items)
-    return done
-
-
-def _set(x: set[Any], memo: Memo) -> set[Any]:
-    new: set[Any] = set()
-    memo[id(x)] = new
-    for item in x:
-        new.add(_copy(item, memo))
-    return new
-
-
-def _deque(x: deque[Any], memo: Memo) -> deque[Any]:
-    new: deque[Any] = deque(maxlen=x.maxlen)
-    memo[id(x)] = new
-    new.extend(_copy(item, memo) for item in x)
-    return new
-
-
-def _method(x: types.MethodType, memo: Memo) -> types.MethodType:
-    return types.MethodType(x.__func__, _copy(x.__self__, memo))
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 def address(a: np.ndarray) -> int:
@@ -103,25 +80,6 @@ def address(a: np.ndarray) -> int:
         return ctypes.addressof(ctypes.c_char.from_buffer(a))  # type: ignore[arg-type]
     except (TypeError, ValueError, BufferError):
         return int(a.__array_interface__["data"][0])
-
-
-def _array(a: np.ndarray, memo: Memo) -> np.ndarray:
-    base = a.base
-    if a.dtype.hasobject:
-        return copy.deepcopy(a, memo)
-    if base is None:
-        new = a.copy(order="K")
-    elif type(base) is np.ndarray and base.base is None:  # a view: of the copy of its base
-        at = memo.get(-id(base))  # the base's address, once a copy (ids are never negative)
-        if at is None:
-            at = memo[-id(base)] = address(base)
-        new = np.ndarray(a.shape, a.dtype, _copy(base, memo), address(a) - at, a.strides)
-    else:
-        return copy.deepcopy(a, memo)
-    if not a.flags.writeable:
-        new.flags.writeable = False
-    memo[id(a)] = new
-    return new
 
 
 _SLOTS: dict[type, tuple[str, ...]] = {}
@@ -143,27 +101,9 @@ def slots(cls: type) -> tuple[str, ...]:
     return names
 
 
-def _object(x: Any, cls: type, memo: Memo) -> Any:
-    new: Any = object.__new__(cls)
-    memo[id(x)] = new
-    fields = getattr(x, "__dict__", None)
-    if fields is not None:
-        own = new.__dict__
-        for name, val in fields.items():
-            own[name] = val if type(val) in ATOMIC else _copy(val, memo)
-    for name in slots(cls):
-        try:
-            val = object.__getattribute__(x, name)
-        except AttributeError:
-            continue
-        object.__setattr__(new, name, _copy(val, memo))
-    return new
-
-
-_COPIERS: dict[type, Callable[[Any, Memo], Any]] = {
-    list: _list, dict: _mapping, OrderedDict: _mapping, tuple: _tuple, set: _set, deque: _deque,
-    types.MethodType: _method, np.ndarray: _array,
-}
+def plain(cls: type) -> bool:
+    """Whether object.__new__ makes a bare instance of cls (no C-level state of a builtin base)."""
+    return cls.__new__ is object.__new__  # type: ignore[comparison-overlap]
 
 
 # -- the check: two object graphs side by side ---------------------------------------------------------

@@ -20,15 +20,16 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .alphabet import GEOMETRIES, Geometry
-from .faithful import difference, faithful_copy
+from .faithful import difference, restore, snapshot
 from .model import CLOSED, error_kind, model_gather
 
 Call = tuple[str, tuple[Any, ...]]
 Observation = tuple[Any, dict[int, list[int]]]
 Item = tuple[str, tuple[Any, ...], Sequence[int], bool]  # a call made: method, args, the live ids after it, keep the copy
 Outcome = tuple[tuple[str, Any], Observation, Any]  # its answer, the observation after it, the copy kept (or None)
+Copier = Callable[[Any], Callable[[], Any]]  # a cache -> a function that makes a copy of it as it is now
 INT32 = np.dtype(np.int32).str  # a block table's dtype, as an observation holds it ('<i4')
-CHECK_EVERY = 50  # by default a module port compares copy 1, 51, 101, ... of each walk with a replay of its calls
+CHECK_EVERY = 100  # by default a module port compares copy 1, 101, 201, ... of each walk with a replay of its calls
 
 
 class UnfaithfulCopy(Exception):
@@ -41,12 +42,23 @@ def call_text(method: str, args: tuple[Any, ...]) -> str:
     return f"{method}({', '.join(shown)})"
 
 
-class ModulePort:
-    """A Python module exporting PagedKVCache and OutOfBlocks. A state's cache is copied by `copier`
-    (`faithful_copy`), every `check_every`-th copy checked against a replay of its calls (UnfaithfulCopy
-    when they differ); with no copier (or one that raises), every copy is a replay of the state's calls."""
+def snapshots(cache: Any) -> Callable[[], Any]:
+    """The default Copier: the cache pickled once (`faithful.snapshot`), each copy restored from that."""
+    snap = snapshot(cache)
+    return lambda: restore(snap)
 
-    def __init__(self, module: Any, copier: Callable[[Any], Any] | None = faithful_copy, check_every: int = CHECK_EVERY) -> None:
+
+def each_copy(copy_one: Callable[[Any], Any]) -> Copier:
+    """A Copier from a function that copies a cache (copy.deepcopy, say)."""
+    return lambda cache: lambda: copy_one(cache)
+
+
+class ModulePort:
+    """A Python module exporting PagedKVCache and OutOfBlocks. A state's copies are made by `copier`
+    (`snapshots`), every `check_every`-th copy checked against a replay of its calls (UnfaithfulCopy when
+    they differ); with no copier (or one that raises), every copy is a replay of the state's calls."""
+
+    def __init__(self, module: Any, copier: Copier | None = snapshots, check_every: int = CHECK_EVERY) -> None:
         self.module = module
         self.check_every = check_every
         self.name = getattr(module, "__name__", "?")
@@ -86,20 +98,29 @@ class ModulePort:
             self.call(fresh, method, args)
         return fresh
 
+    def copier(self, cache: Any, path: Sequence[Call]) -> Callable[[], Any]:
+        """What makes copies of `cache` (which `path` made) as it is now, each sampled one checked."""
+        copier = self.shared["copier"]
+        make: Callable[[], Any] = lambda: self.replay(path)  # noqa: E731
+        if copier is not None:
+            try:
+                make = copier(cache)
+            except Exception as exc:  # noqa: BLE001 - a cache that cannot be copied is replayed instead
+                self.stop_copying(f"{self.name}'s cache cannot be copied ({type(exc).__name__}: {exc}): every state was replayed from the root")
+
+        def made() -> Any:
+            twin = make()
+            if self.shared["copier"] is not None:
+                self.copies += 1
+                if (self.copies - 1) % self.check_every == 0:
+                    self.check(twin, path)
+            return twin
+
+        return made
+
     def copy(self, cache: Any, path: Sequence[Call]) -> Any:
         """A copy of `cache`, which `path` made."""
-        copier = self.shared["copier"]
-        if copier is None:
-            return self.replay(path)
-        try:
-            twin = copier(cache)
-        except Exception as exc:  # noqa: BLE001 - a cache that cannot be copied is replayed instead
-            self.stop_copying(f"{self.name}'s cache cannot be copied ({type(exc).__name__}: {exc}): every state was replayed from the root")
-            return self.replay(path)
-        self.copies += 1
-        if (self.copies - 1) % self.check_every == 0:
-            self.check(twin, path)
-        return twin
+        return self.copier(cache, path)()
 
     def check(self, twin: Any, path: Sequence[Call]) -> None:
         """UnfaithfulCopy unless the copy `twin` is, field for field, the cache the calls of `path` make."""
@@ -128,8 +149,9 @@ class ModulePort:
 
     def succeeded(self, cache: Any, path: Sequence[Call], items: Sequence[Item], own: bool = True) -> list[Outcome]:
         out = []
+        make = self.copier(cache, path) if len(items) > (1 if own else 0) else None
         for n, (method, args, live, keep) in enumerate(items):
-            target = cache if own and n == len(items) - 1 else self.copy(cache, path)
+            target = cache if make is None or (own and n == len(items) - 1) else make()
             answer = self.call(target, method, args)
             out.append((answer, self.observe(target, live), target if keep else None))
         return out

@@ -43,18 +43,19 @@ def summary(results: Sequence[Result]) -> str:
     return "\n".join(lines)
 
 
-def shortness(results: Sequence[Result]) -> str:
-    """What is known of the failing sequence's length."""
+def shortness(results: Sequence[Result]) -> tuple[str, str]:
+    """How the failing sequence is named, and what is known of its length."""
     failed = next(r for r in results if r.failure is not None)
     f = failed.failure
     assert f is not None
     if f.shortest:
-        return "a shortest failing sequence: every sequence of fewer calls the model accepts agrees, on every geometry walked"
+        return "shortest failing sequence", "(every sequence of fewer calls the model accepts agrees, on every geometry walked)"
     if not f.single:
-        return "a failing sequence, not known to be a shortest: its refused calls fail one after another, not alone"
-    trees = [r.tree_depth for r in results]
-    return (f"a failing sequence, not known to be a shortest: every sequence of <= {min(trees)} calls the model accepts agrees, "
-            f"but beyond that the walk followed one path into each model state, and a shorter failure may go through another")
+        return "failing sequence, not known to be a shortest", "(its refused calls fail one after another, not alone)"
+    trees = min(r.tree_depth for r in results)
+    return ("failing sequence, not known to be a shortest",
+            f"(every sequence of <= {trees} calls the model accepts agrees; beyond, the walk followed one path into each "
+            "model state, and a shorter failure may go through another)")
 
 
 def replay_text(transcript: Any, impl: str, profile: Any) -> str:
@@ -91,8 +92,9 @@ def report(results: Sequence[Result], impl: str, transcript_out: str | None) -> 
     if failed is None or failed.failure is None:
         return True, lines
     f = failed.failure
-    lines.append(f"  failing sequence ({f.calls} calls on {f.geometry}): {'; '.join(map(describe, f.path))}")
-    lines.append(f"  {shortness(results)}")
+    name, known = shortness(results)
+    lines.append(f"  {name} ({f.calls} calls on {f.geometry}): {'; '.join(map(describe, f.path))}")
+    lines.append(f"    {known}")
     lines.append(f"  what differs after the last call: {f.what}")
     if f.note:
         lines.append(f"  note: {f.note}")
