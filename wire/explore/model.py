@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..diff import list_difference
 from .alphabet import Geometry
 
 Tables = Mapping[int, Sequence[int]]
@@ -143,12 +144,9 @@ def state_key(model: Any, canonical: bool) -> Any:
 
 def exact_tables(want: Tables, got: Tables, carry: Any, released: Sequence[int]) -> tuple[str | None, Any]:
     """allocation=lowest-free: every table equal, id for id."""
-    from ..diff import list_difference
-
     for s in want:
-        how = list_difference(list(got[s]), list(want[s]))
-        if how is not None:
-            return f"block_table({s}){how}", carry
+        if list(got[s]) != list(want[s]):
+            return f"block_table({s}){list_difference(list(got[s]), list(want[s]))}", carry
     return None, carry
 
 
