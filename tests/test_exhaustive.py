@@ -1,4 +1,4 @@
-"""The bounded exhaustive explorer (wire/explore/): every short call sequence on tiny pools.
+"""The bounded exhaustive explorer (wire/explore/): short call sequences on tiny pools, exhaustively.
 
 `test_every_short_sequence_agrees` runs it against the implementation under test (--impl) at a small
 depth, one test a geometry, in a few seconds; `ci/gate --exhaustive` runs it to depth 6. The other
