@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import io
+import operator
 import pickle
 import types
 from collections import OrderedDict, deque
@@ -58,7 +59,11 @@ class _Pickler(pickle.Pickler):
         if base is None:
             return NotImplemented if obj.flags.writeable else (_read_only, (obj.copy(order="K"),))
         if type(base) is np.ndarray and base.base is None:
-            return _view, (base, address(obj) - address(base), obj.shape, obj.dtype, obj.strides, obj.flags.writeable)
+            offset = address(obj) - address(base)
+            step = base.strides[0] if base.ndim else 0
+            if obj.flags.writeable and obj.dtype == base.dtype and obj.shape == base.shape[1:] and obj.strides == base.strides[1:] and step > 0 and offset % step == 0:
+                return operator.getitem, (base, offset // step)  # base[i], made in C
+            return _view, (base, offset, obj.shape, obj.dtype, obj.strides, obj.flags.writeable)
         return NotImplemented
 
 

@@ -19,7 +19,8 @@ def guarantee(r: Result) -> list[str]:
     nodes = f"each sequence of <= {tree - 1} calls"
     if last.depth > tree:
         renamed = " (block ids up to a renaming)" if r.canonical else ""
-        lines.append(f"every model state{renamed} reachable in <= {last.depth} calls, through one path each: {last.states:,} states")
+        lines.append(f"every model state{renamed} reachable in <= {last.depth} calls, through one path each: {last.states:,} states; "
+                     f"every call the model accepts from those within {last.depth - 2}")
         nodes += f" and each state within {last.depth - 1} calls"
     lines.append(f"after {nodes}, every call the model refuses there, one after another, each answer checked, then the state")
     return lines

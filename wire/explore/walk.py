@@ -5,7 +5,9 @@ accepts is made and checked, whatever state it reaches (a port's hidden state ma
 paths into one model state: a cache that keeps stale state for a freed id fails on `add_seq(0);
 free(0); add_seq(0); append(...)`, whose first three calls lead back to a state seen before). Beyond
 k, a node is kept only when its model state (`model.state_key`) is new: every model state reachable
-within the depth K is reached, through one path each, and every call from it is checked.
+within the depth K is reached, through one path each, and every call from it is checked, but at the
+last depth, where no node is kept, only the calls that reach a new state are (a call into a state
+seen before adds nothing to either claim, and they were half the cost of a walk).
 
 At each node kept, every call the model accepts is made on a copy of the node's cache (the port's
 copy: a faithful copy or a replay), answer and observation checked; then every call the model refuses
@@ -302,6 +304,10 @@ def walk(
                     spare = clone_model(model0)
             if d + 1 <= tree:
                 sequences += len(made)
+            elif d + 1 == depth:  # the last depth, past the tree: only the calls that reach a new state
+                kept = [m for m in made if m[5] not in seen]
+                transitions -= len(made) - len(kept)
+                made = kept
             items: list[Item] = []
             for action, method, args, want, model, key in made:
                 items.append((method, args, live_of(model), d + 1 < depth and (every or key not in seen)))
