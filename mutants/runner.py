@@ -1,8 +1,8 @@
 """The planted-mutant runner: `python -m mutants [--driver | --rust] [--profile P] [--exhaustive [DEPTH]] [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
 
-With `--exhaustive`, each mutant is scored by the exhaustive explorer (`python -m wire.explore`,
-every call sequence of at most DEPTH calls) instead of the suite, and the table gives the length
-of the shortest failing call sequence it found, with its geometry.
+With `--exhaustive`, each mutant is scored by the exhaustive explorer (`python -m wire.explore`
+to depth DEPTH, docs/EXHAUSTIVE.md) instead of the suite, and the table gives the length of the
+failing call sequence it found (a shortest one when within every tree depth), with its geometry.
 
 What is mutated and how the suite reaches it:
 - default: the sNN mutants of `paged`, tested as the Python module `paged`;
@@ -136,8 +136,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     )
     parser.add_argument(
         "--exhaustive", nargs="?", const=6, type=int, metavar="DEPTH",
-        help="score the exhaustive explorer (python -m wire.explore, every call sequence of at most DEPTH calls, "
-        "default 6) instead of the suite; the table gives each kill's trace length",
+        help="score the exhaustive explorer (python -m wire.explore to depth DEPTH, default 6, docs/EXHAUSTIVE.md) "
+        "instead of the suite; the table gives each kill's trace length",
     )
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
     parser.add_argument("--threshold", type=float, default=0.80, help="minimum kill rate (default 0.80)")

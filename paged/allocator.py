@@ -11,7 +11,6 @@ import heapq
 from collections import OrderedDict
 from typing import Callable
 
-from .copying import copy_allocator
 from .errors import BlockAccountingError
 
 
@@ -35,7 +34,6 @@ class BlockAllocator:
     """
 
     __slots__ = ("_free", "_cached", "_refs", "evictions", "_on_evict")
-    __deepcopy__ = copy_allocator  # the default's copy, faster (copying.py)
 
     def __init__(self, num_blocks: int, on_evict: Callable[[int], None] | None = None) -> None:
         self._free: list[int] = list(range(num_blocks))  # sorted, hence a valid heap

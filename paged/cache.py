@@ -26,7 +26,6 @@ from numpy.typing import NDArray
 
 from .allocator import BlockAllocator
 from .checks import as_chunk, as_int, as_sizes, as_tokens, zeroed_pools
-from .copying import copy_cache
 from .errors import OutOfBlocks
 from .prefix import Node, PrefixIndex
 
@@ -84,7 +83,7 @@ class _Seq:
 
     `run` is true only while the table is one run of consecutive ids (`consecutive`), so that
     gather copies its whole blocks as one slice without looking at the ids: it is computed when a
-    table is made (a new sequence, a prefix hit, a fork, a copy) and kept as the table grows
+    table is made (a new sequence, a prefix hit, a fork) and kept as the table grows
     (`append`). False when the table is a run costs a `take`, never a wrong copy.
     """
 
@@ -138,7 +137,6 @@ class PagedKVCache:
 
     _closed = False  # set by close(); a class default, so __init__ has nothing to undo on failure
     allocator: type[BlockAllocator] = BlockAllocator  # the free-pool policy (a port with another order overrides it)
-    __deepcopy__ = copy_cache  # a faithful copy (copying.py): the exhaustive explorer copies states
 
     def __init__(
         self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .copying import copy_index
-
 
 class Node:
     """One prefix: `tokens` (a block's worth) below `parent`, and the block registered under it, if any."""
@@ -34,8 +32,6 @@ class Node:
 
 class PrefixIndex:
     """Registered keys, as a tree of prefixes from `root` (the empty prefix)."""
-
-    __deepcopy__ = copy_index  # the default's copy, faster (copying.py)
 
     def __init__(self, block_size: int) -> None:
         self.block_size = block_size

@@ -7,7 +7,7 @@
     paged-gate --impl ... --vectors             # replay the conformance vectors (ci/vectors) only
     paged-gate --impl ... --replay FILE         # replay one transcript (a vector, or a failure the gate wrote)
     paged-gate --impl ... --profile allocation=any   # the port's profile (docs/CONTRACT.md, Profiles), if it declares none
-    paged-gate --impl ... --exhaustive [--depth K]   # every call sequence of <= K calls (default 6) on tiny pools
+    paged-gate --impl ... --exhaustive [--depth K]   # the explorer to depth K (default 6) on tiny pools
     paged-gate --impl ... --all-failures        # every step and every test, not only up to the first failure
     paged-gate --impl ... --junit-xml PATH      # every test as JUnit XML, for a CI system
     paged-gate --mutmut                         # ... and the mutmut score (ci/mutation; a checkout only; slow)

@@ -149,7 +149,7 @@ def evidence(impl: str, failures: list[str], ran: set[str], transcript_out: Path
         print(f"  the explorer could not run: {type(exc).__name__}: {exc}")
         ok, detail, path = True, "", None
     if not ok and path is not None:
-        found = [line.strip() for line in detail.splitlines() if line.strip().startswith(("shortest failing", "what differs"))]
+        found = [line.strip() for line in detail.splitlines() if line.strip().startswith(("shortest failing", "failing sequence", "what differs"))]
         return path, "the exhaustive explorer's " + "\n  ".join(found)
     machines = [n for n in failures if "::Test" in n and "Machine" in n]
     for test in machines or ([MACHINE] if MACHINE not in ran else []):

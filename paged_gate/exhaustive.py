@@ -1,5 +1,5 @@
-"""The bounded exhaustive explorer (wire/explore.py) as a gate step: every call sequence of at most
-a given number of calls on tiny pools, and a failure's shortest sequence as a transcript."""
+"""The bounded exhaustive explorer (wire/explore/) as a gate step: every short sequence of calls on tiny
+pools (each claim printed for what was walked, docs/EXHAUSTIVE.md), and a failure's sequence as a transcript."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ def explored(impl: str, depth: int, transcript_out: Path, time_limit: float | No
     transcript_out.unlink(missing_ok=True)
     results = explore.run(
         impl, depth, profile=profile, time_limit=time_limit,
-        progress=lambda g, level: print(f"  {g}: depth {level.depth}: {level.states:,} states, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True),
+        progress=lambda g, level: print(
+            f"  {g}: depth {level.depth}: {level.states:,} states, {level.sequences:,} sequences, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True
+        ),
     )
     ok, lines = explore.report(results, impl, str(transcript_out))
     cases = [

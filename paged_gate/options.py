@@ -56,8 +56,8 @@ def parser(prog: str, usage: str) -> argparse.ArgumentParser:
     p.add_argument("--all-failures", action="store_true", help="run every step and every test; by default the first failure ends the run")
     p.add_argument("--mutmut", action="store_true", help="also run the mutmut score (ci/mutation; a source checkout only)")
     p.add_argument("--profile", metavar="OPTION=VALUE[,...]", help="the port's profile (docs/CONTRACT.md, Profiles); default: the one it declares")
-    p.add_argument("--exhaustive", action="store_true", help="every call sequence of at most --depth calls on tiny pools (wire/explore.py), and nothing else")
-    p.add_argument("--depth", type=int, default=6, help="--exhaustive: the bound on the number of calls (default 6)")
+    p.add_argument("--exhaustive", action="store_true", help="the bounded exhaustive explorer on tiny pools (wire/explore/, docs/EXHAUSTIVE.md), and nothing else")
+    p.add_argument("--depth", type=int, default=6, help="--exhaustive: every model state within this many calls (default 6)")
     p.add_argument("--junit-xml", metavar="PATH", help="also write every step's tests as JUnit XML to PATH")
     p.add_argument("--partial-ok", action="store_true", help="a PARTIAL verdict (the suite narrowed after --) exits 0, not 3")
     p.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",

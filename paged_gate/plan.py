@@ -1,9 +1,9 @@
 """The steps of a run, cheapest first, and the first proof of a bug ends it.
 
 The whole gate replays the conformance vectors (about a second through a compiled driver), then walks
-every call sequence of at most QUICK_DEPTH calls with the explorer, then runs the suite (its cheap,
+the explorer to depth QUICK_DEPTH (docs/EXHAUSTIVE.md says what that covers), then runs the suite (its cheap,
 broad tests first). Unless --all-failures is given, the first failure ends the run with its transcript:
-the first failing vector, the explorer's shortest sequence, or the suite's first failing test; the
+the first failing vector, the explorer's failing sequence, or the suite's first failing test; the
 steps after it are reported as not run. A PASS runs every step. --vectors, --replay and --exhaustive
 run their one step. Arguments after `--` (the suite narrowed) and --xfails (a port in progress, whose
 listed failures only the suite knows) run the suite alone. Each step says what it counted.
@@ -64,12 +64,12 @@ class Run:
         return Step("replay" if self.o.replay else "vectors", ok, detail, cases=cases)
 
     def explorer(self, out: Path, depth: int) -> Step:
-        banner(f"every call sequence of <= {depth} calls against {self.o.impl} (wire/explore.py)")
+        banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (wire/explore/)")
         ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile))
         walked = [c for c in cases if c.skipped is None]
         if ok and (not walked or len(walked) < len(cases)):
             ok, detail = False, detail + f"\n      {len(walked)} of {len(cases)} geometries walked to depth {depth}: no guarantee for the others"
-        return Step(f"explorer, every sequence of <= {depth} calls", ok, detail, cases=cases)
+        return Step(f"explorer, depth {depth}", ok, detail, cases=cases)
 
     def suite(self, out: Path) -> Step:
         banner(f"conformance suite against {self.o.impl}")
@@ -104,14 +104,14 @@ def steps(o: Options, profile: Profile, out: Path, work: Path, prog: str, channe
     run = Run(o, profile, out, work, prog, channel)
     if o.exhaustive:
         run.step("exhaustive", lambda path: run.explorer(path, o.depth))
-        return run.done, Scope(only=f"every call sequence of <= {o.depth} calls on the explorer's geometries")
+        return run.done, Scope(only=f"the explorer to depth {o.depth} on its geometries (what each geometry walked: above)")
     if o.replay or o.vectors:
         run.step("replay" if o.replay else "vectors", lambda path: run.vectors(path, stop_at_first=False))
         return run.done, Scope(only=f"the transcript {Path(o.replay).name}" if o.replay else "the conformance vectors")
     whole = not o.extra and not o.xfails
     if whole:
         run.step("vectors", lambda path: run.vectors(path, stop_at_first=not o.all_failures))
-        run.step(f"explorer, every sequence of <= {QUICK_DEPTH} calls", lambda path: run.explorer(path, QUICK_DEPTH))
+        run.step(f"explorer, depth {QUICK_DEPTH}", lambda path: run.explorer(path, QUICK_DEPTH))
     run.step("conformance", run.suite)
     root = checkout()
     if o.ours and root is not None:

@@ -256,7 +256,7 @@ def test_the_whole_gate_ends_at_the_first_failing_vector(tmp_path: Path) -> None
     assert run.returncode == 1 and lines[0].endswith(": FAIL ==="), verdict(run)
     assert lines[1].startswith("FAIL  vectors (") and "stopped at the first that differs" in lines[1], lines
     assert [line.split(":")[0] for line in lines if line.startswith("NOT RUN")] == [
-        "NOT RUN  explorer, every sequence of <= 3 calls", "NOT RUN  conformance"
+        "NOT RUN  explorer, depth 3", "NOT RUN  conformance"
     ]
     first = next(line for line in lines if line.startswith("  FAILED ")).split()[1].rstrip(":")
     assert (tmp_path / "t.txt").read_bytes() == (vectors_dir() / f"{first}.txt").read_bytes()

@@ -1,0 +1,140 @@
+"""Bounded exhaustive checking (issue 21, issue 26): every short call sequence on tiny pools.
+
+`run(spec, depth)` walks each geometry of `GEOMETRIES` breadth first (`walk.py`), making each call
+on the oracle (`oracle.ModelKVCache`) and on the implementation under test, and after each call
+compares the answer (result or error kind) and every observable: stats, the free count, every live
+table, every layer's length and gather (bit exact). What it walks, each claim for what it is:
+
+- every sequence of at most k calls the model accepts (k: the geometry's tree depth, 3 or 4), with
+  no merging, whatever state each reaches: a port's hidden state may differ between two paths into
+  one model state;
+- beyond k, every model state reachable within the depth K (default 6), through one path each: a
+  node is continued only when its model state (`model.state_key`) is new;
+- from each node continued, every call the model refuses, made one after another, each checked.
+
+Geometries are walked a depth at a time in turn, so a failure within every tree depth is a shortest
+one across them all. The parts: `alphabet.py` (geometries, the calls tried, the values sent),
+`model.py` (the oracle's side: cloning, the state key, table checkers), `ports.py` and
+`driver_port.py` (a Python module, copied faithfully (`faithful.py`: pickled once a state, fields as they are, views
+kept) and checked against replays;
+a driver, a cache per state by handle, pipelined), `walk.py`, `messages.py` (what differs, in the
+one format) and `report.py` (the verdict). docs/EXHAUSTIVE.md has the cost and the limits.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Sequence
+
+from .alphabet import BAD_CHUNKS, GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
+from .faithful import difference, faithful_copy
+from .model import TableCheck, clone_model, exact_tables, new_model, parse_profile, renaming, state_key
+from .ports import ModulePort, UnfaithfulCopy, each_copy, port_for, snapshots
+from .report import guarantee, replay_text, report, summary
+from .walk import Failure, Level, Result, check_path, interleave
+
+__all__ = [
+    "BAD_CHUNKS", "GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
+    "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "clone_model", "concrete", "describe",
+    "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
+    "port_for", "renaming", "replay_text", "report", "run", "snapshots", "state_key", "summary", "value",
+]
+
+
+def explore(
+    port: Any,
+    g: Geometry,
+    depth: int,
+    *,
+    profile: Any = None,
+    check_tables: TableCheck | None = None,
+    time_limit: float | None = None,
+    progress: Callable[[Level], None] | None = None,
+    tree_depth: int | None = None,
+) -> Result:
+    """Walk one geometry to `depth` (every sequence of accepted calls to its tree depth, or `tree_depth`);
+    stop at the first failure, once the same calls fail on a fresh cache too. `profile`: a Profile or its text."""
+    report_level = None if progress is None else (lambda _g, level: progress(level))
+    (result,) = interleave(port, [g], depth, tree_depth, parse_profile(profile), check_tables, time_limit, report_level)
+    return result
+
+
+def run(
+    spec: str,
+    depth: int,
+    geometries: Iterable[Geometry] = GEOMETRIES,
+    *,
+    profile: str | None = None,
+    check_tables: TableCheck | None = None,
+    time_limit: float | None = None,
+    progress: Callable[[Geometry, Level], None] | None = None,
+    tree_depth: int | None = None,
+) -> list[Result]:
+    """Explore every geometry (those needing prefix caching only if the port has it), within time_limit
+    seconds per geometry; stop at the first failure."""
+    port = port_for(spec)
+    try:
+        caps = port.capabilities if not isinstance(port, ModulePort) else _module_caps(port.module)
+        chosen = [g for g in geometries if not g.prefix_caching or "prefix_caching" in caps]
+        return interleave(port, chosen, depth, tree_depth, parse_profile(profile), check_tables, time_limit, progress)
+    finally:
+        port.stop()
+
+
+def _module_caps(module: Any) -> frozenset[str]:
+    from ..server import capabilities
+
+    return frozenset(capabilities(module))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m wire.explore [--impl SPEC] [--depth K] ...`: exit 0 when the walk agrees, 1 on a failure."""
+    import argparse
+    import json
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m wire.explore", description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--impl", default="paged", help="a Python module, or exec:CMD for a driver (default paged)")
+    parser.add_argument("--depth", type=int, default=6, help="every model state within K calls (default 6)")
+    parser.add_argument("--tree-depth", type=int, default=None, help="every sequence of at most T accepted calls (default: each geometry's, 3 or 4)")
+    parser.add_argument("--profile", default=None, help="OPTION=VALUE,... (docs/CONTRACT.md, Profiles); allocation=any compares tables up to renaming")
+    parser.add_argument("--geometry", type=int, action="append", help="walk only geometry I of GEOMETRIES (repeatable)")
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds per geometry before the walk stops (it then claims only the depths done)")
+    parser.add_argument("--transcript-out", default=None, help="where a failure's transcript is written")
+    parser.add_argument("--json", default=None, help="write the results as JSON here")
+    parser.add_argument("--quiet", action="store_true", help="no line per depth")
+    args = parser.parse_args(argv)
+    geometries = [GEOMETRIES[i] for i in args.geometry] if args.geometry else list(GEOMETRIES)
+
+    def progress(g: Geometry, level: Level) -> None:
+        if not args.quiet:
+            print(f"  {g}: depth {level.depth}: {level.states:,} states, {level.sequences:,} sequences, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True)
+
+    results = run(args.impl, args.depth, geometries, profile=args.profile, time_limit=args.time_limit, progress=progress, tree_depth=args.tree_depth)
+    ok, lines = report(results, args.impl, args.transcript_out)
+    print("\n".join(lines))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(as_json(results, args.impl, args.depth, ok), out, indent=1)
+    sys.stdout.flush()
+    return 0 if ok else 1
+
+
+def as_json(results: Sequence[Result], impl: str, depth: int, ok: bool) -> dict[str, Any]:
+    """The results as `--json` writes them (mutants/runner.py reads them)."""
+    module_file = ""
+    if not impl.startswith("exec:"):
+        import importlib
+
+        module_file = str(getattr(importlib.import_module(impl), "__file__", ""))
+    return {
+        "impl": impl, "module_file": module_file, "depth": depth, "passed": ok,
+        "results": [
+            {"geometry": str(r.geometry), "name": r.geometry.name, "depth": r.depth, "tree_depth": r.tree_depth, "states": r.states,
+             "sequences": r.sequences, "transitions": r.transitions, "seconds": round(r.seconds, 2), "stopped": r.stopped, "note": r.note,
+             "guarantee": guarantee(r), "levels": [vars(level) for level in r.levels],
+             "failure": None if r.failure is None else {
+                 "calls": r.failure.calls, "geometry": str(r.failure.geometry), "path": [describe(a) for a in r.failure.path],
+                 "what": r.failure.what, "shortest": r.failure.shortest}}
+            for r in results
+        ],
+    }

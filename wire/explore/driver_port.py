@@ -1,0 +1,211 @@
+"""A driver (`exec:CMD`) as the walk's port: one process, a cache per frontier state, by handle."""
+
+from __future__ import annotations
+
+import collections
+import copy
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..codec import call_fields, format_stats, parse_list
+from .alphabet import GEOMETRIES, Geometry
+from .model import CLOSED, model_gather
+from .ports import Call, Item, Observation, Outcome
+
+
+class DriverPort:
+    """A driver (`exec:CMD`): one process, a cache per frontier state, by handle; a copy is a new handle
+    with the state's calls replayed into it (always faithful). The requests of a batch are pipelined
+    (written together, answered in order), and answers are compared as text."""
+
+    def __init__(self, spec: str, timeout: float = 30.0) -> None:
+        from ..client import DriverProcess
+
+        self.spec = spec
+        self.process = DriverProcess(spec[len("exec:") :].strip(), timeout)
+        self.name = spec
+        self.capabilities = self.process.capabilities
+        # Shared by every bound view of this port: the handle the next `new` answers (PROTOCOL.md: 0, 1,
+        # 2, ...), and the closes of discarded caches, sent with the next batch.
+        self.shared: dict[str, Any] = {"handles": 0, "closing": list[str](), "tickets": collections.deque()}
+        self.fields: dict[Any, tuple[tuple[Any, ...], str]] = {}
+        self.g: Geometry = GEOMETRIES[0]  # set by bound()
+        self.note = ""  # nothing to say of copies: each is a replay
+
+    def bound(self, g: Geometry) -> "DriverPort":
+        """This port, for caches of geometry g (a walk's own); the process and the handles are shared."""
+        view = copy.copy(self)
+        view.g = g
+        return view
+
+    def exchange(self, lines: list[str]) -> list[str]:
+        """The answers to the lines, in order (pipelined)."""
+        return self.collect(self.send(lines))
+
+    def send(self, lines: list[str]) -> list[Any]:
+        """Write the lines (with the closes queued before them) and return a ticket for their answers: the
+        driver answers while the explorer goes on (`DriverProcess.send`, which never blocks on a driver
+        that is itself blocked writing answers)."""
+        closing: list[str] = self.shared["closing"]
+        lines = closing + lines
+        ticket: list[Any] = [len(lines), len(closing), None]  # count, how many to skip (the closes), answers
+        closing.clear()
+        self.shared["tickets"].append(ticket)
+        if self.process.dead:
+            raise RuntimeError(f"driver {self.spec!r} is no longer usable ({self.process.dead})")
+        self.process.send(lines)
+        return ticket
+
+    def collect(self, ticket: list[Any]) -> list[str]:
+        """The answers of a ticket (reading those of the tickets before it first)."""
+        tickets = self.shared["tickets"]
+        take = self.process.take
+        while ticket[2] is None:
+            head = tickets.popleft()
+            head[2] = [take() for _ in range(head[0])][head[1] :]
+        return ticket[2]  # type: ignore[no-any-return]
+
+    def new_line(self, g: Geometry) -> tuple[str, int]:
+        handle: int = self.shared["handles"]
+        self.shared["handles"] = handle + 1
+        return "new " + " ".join(map(str, g.sizes)) + (" prefix_caching" if g.prefix_caching else ""), handle
+
+    def new(self, g: Geometry) -> int:
+        line, handle = self.new_line(g)
+        (answer,) = self.exchange([line])
+        if answer != f"ok {handle}":
+            raise RuntimeError(f"{line!r} answered {answer!r}, expected 'ok {handle}'")
+        return handle
+
+    def line(self, handle: int, method: str, args: tuple[Any, ...]) -> str:
+        """The request line; its fields are made once per call (an append's arrays are shared, and kept
+        here with the fields, so that their ids stay theirs)."""
+        key = (method, *(id(a) if isinstance(a, np.ndarray) else tuple(a) if isinstance(a, list) else a for a in args))
+        hit = self.fields.get(key)
+        if hit is None or any(x is not y for x, y in zip(hit[0], args) if isinstance(y, np.ndarray)):
+            hit = self.fields[key] = (args, " ".join(call_fields(method, *args)))
+        return f"{method} {handle} {hit[1]}".rstrip()
+
+    def discard(self, handle: int) -> None:
+        self.shared["closing"].append(f"close {handle}")
+
+    def observe_lines(self, handle: int, live: Sequence[int]) -> list[str]:
+        if live is CLOSED:
+            return [f"stats {handle}", f"num_free_blocks {handle}"]
+        lines = [f"stats {handle}", f"num_free_blocks {handle}"]
+        for s in live:
+            lines.append(f"block_table {handle} {s}")
+            for layer in range(self.g.n_layers):
+                lines += [f"seq_len {handle} {s} {layer}", f"gather {handle} {s} {layer}"]
+        return lines
+
+    def observation(self, answers: list[str], live: Sequence[int]) -> Observation:
+        if live is CLOSED:
+            return tuple(a.split(" ")[1] if a.startswith("err ") else a for a in answers), {}
+        rest = answers[:2]
+        tables: dict[int, list[int]] = {}
+        at = 2
+        for s in live:
+            answer = answers[at]
+            try:
+                tables[s] = parse_list(answer[3:]) if answer.startswith("ok ") else [-1]
+                rest.append("ok")
+            except Exception:  # noqa: BLE001 - an answer that does not parse is shown as it is
+                tables[s] = [-1]
+                rest.append(answer)
+            rest += answers[at + 1 : at + 1 + 2 * self.g.n_layers]
+            at += 1 + 2 * self.g.n_layers
+        return tuple(rest), tables
+
+    @staticmethod
+    def answer(method: str, response: str) -> tuple[str, Any]:
+        head, _, rest = response.partition(" ")
+        if head == "ok":
+            if method == "add_seq":
+                try:
+                    return "ok", int(rest)
+                except ValueError:
+                    return "ok", rest
+            return "ok", None
+        if head == "err":
+            return "err", rest.partition(" ")[0]
+        return "err", f"out of protocol: {response[:80]!r}"
+
+    def refused(self, handle: int, calls: Sequence[Call], live: Sequence[int]) -> tuple[list[tuple[str, Any]], Observation]:
+        return self.refused_async(handle, calls, live)()
+
+    def refused_async(self, handle: int, calls: Sequence[Call], live: Sequence[int]) -> Callable[[], tuple[list[tuple[str, Any]], Observation]]:
+        ticket = self.send([self.line(handle, method, args) for method, args in calls] + self.observe_lines(handle, live))
+
+        def done() -> tuple[list[tuple[str, Any]], Observation]:
+            answers = self.collect(ticket)
+            n = len(calls)
+            return [self.answer(m, a) for (m, _), a in zip(calls, answers[:n])], self.observation(answers[n:], live)
+
+        return done
+
+    def succeeded(self, handle: int, path: Sequence[Call], items: Sequence[Item], own: bool = True) -> list[Outcome]:
+        return self.succeeded_async(handle, path, items, own)()
+
+    def succeeded_async(self, handle: int, path: Sequence[Call], items: Sequence[Item], own: bool = True) -> Callable[[], list[Outcome]]:
+        lines: list[str] = []
+        spans = []
+        for n, (method, args, live, keep) in enumerate(items):
+            if own and n == len(items) - 1:
+                target = handle
+            else:
+                new, target = self.new_line(self.g)
+                lines.append(new)
+                lines += [self.line(target, m, a) for m, a in path]
+            at = len(lines)
+            lines.append(self.line(target, method, args))
+            lines += self.observe_lines(target, live)
+            spans.append((target, at, len(lines), target == handle))
+            if not keep and target != handle:
+                lines.append(f"close {target}")
+        ticket = self.send(lines)
+
+        def done() -> list[Outcome]:
+            answers = self.collect(ticket)
+            out: list[Outcome] = []
+            for (method, args, live, keep), (target, at, end, last) in zip(items, spans):
+                if not last and answers[at - len(path) - 1] != f"ok {target}":
+                    raise RuntimeError(f"new answered {answers[at - len(path) - 1]!r}, expected 'ok {target}' (handles must be 0, 1, 2, ...)")
+                out.append((self.answer(method, answers[at]), self.observation(answers[at + 1 : end], live), target if keep else None))
+            return out
+
+        return done
+
+    def copy(self, handle: int, path: Sequence[Call]) -> int:
+        return self.replay(path)
+
+    def replay(self, path: Sequence[Call]) -> int:
+        """A new handle with the calls of `path` made on it."""
+        fresh = self.new(self.g)
+        self.exchange([self.line(fresh, m, a) for m, a in path])
+        return fresh
+
+    def call(self, handle: int, method: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+        return self.answer(method, self.exchange([self.line(handle, method, args)])[0])
+
+    def observe(self, handle: int, live: Sequence[int]) -> Observation:
+        return self.observation(self.exchange(self.observe_lines(handle, live)), live)
+
+    def expect(self, model: Any, live: Sequence[int]) -> Any:
+        if live is CLOSED:
+            return ("invalid_argument", "invalid_argument")
+        rest = [f"ok {format_stats(model.stats())}", f"ok {model.num_free_blocks()}"]
+        for s in live:
+            rest.append("ok")
+            for layer in range(model.n_layers):
+                (k, shape), (v, _) = model_gather(model, s, layer)
+                hexes = [np.frombuffer(x, "<u2").astype(">u2").tobytes().hex() or "-" for x in (k, v)]
+                rest += [f"ok {shape[1]}", f"ok {shape[1]} {hexes[0]} {hexes[1]}"]
+        return tuple(rest)
+
+    def stop(self) -> None:
+        if not self.process.dead and self.shared["closing"]:
+            self.exchange([])
+        self.process.stop()
+
