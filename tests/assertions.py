@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from oracle.renaming import outside_pool
 from wire.diff import array_difference, list_difference, shorten
 
 
@@ -67,3 +68,13 @@ def assert_same_bits(what: str, got: Any, want: Any, call: str) -> None:
     __tracebackhide__ = True
     if not same_bits(got, want):
         raise AssertionError(message(what, got, want, call))
+
+
+def assert_table(what: str, got: Any, want: Any, num_blocks: int, call: str) -> None:
+    """A block table (a list): every id a block of the pool, 0 .. num_blocks-1 (under every profile), then the
+    oracle's table."""
+    __tracebackhide__ = True
+    outside = outside_pool(what, got, num_blocks)
+    if outside is not None:
+        raise AssertionError(f"{outside} [{call}]")
+    assert_equal(what, got, want, call)

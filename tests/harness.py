@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import numpy as np
 
 import assertions
-from assertions import assert_equal, assert_same_bits, same_bits
+from assertions import assert_equal, assert_same_bits, assert_table, same_bits
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import Profile, hint
@@ -197,7 +197,7 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
     for s in model.tables:
         table = cache.block_table(s)
         assert_equal(f"block_table({s}).dtype", str(table.dtype), "int32", f"block_table({s}){when}")
-        assert_equal(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), f"block_table({s}){when}")
+        assert_table(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), model.num_blocks, f"block_table({s}){when}")
         for layer in range(model.n_layers):
             assert_equal(f"seq_len({s}, {layer})", cache.seq_len(s, layer), model.seq_len(s, layer), f"seq_len({s}, {layer}){when}")
     for s in gathered:

@@ -113,7 +113,7 @@ def session(mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = 
     geometry = (rng.randint(3, 12), rng.choice([1, 2, 3, 4]), rng.randint(1, 3), 1, 2)
     cache = mod.PagedKVCache(*geometry, prefix_caching=prefix)
     model = ModelKVCache(*geometry, prefix_caching=prefix, profile=parse_profile(mod.PROFILE))
-    names, seen = BlockNames(), [0]
+    names, seen = BlockNames(geometry[0]), [0]
     bs = geometry[1]
     live: list[int] = []
     next_id = 0

@@ -117,12 +117,12 @@ def test_allocation_any_compares_tables_up_to_a_renaming() -> None:
 
 @pytest.mark.oracle
 def test_the_renaming_checker() -> None:
-    ok, carry = explore.renaming({0: [0, 1]}, {0: [5, 3]}, None, [])
+    ok, carry = explore.renaming({0: [0, 1]}, {0: [5, 3]}, None, [], num_blocks=6)
     assert ok is None
-    assert explore.renaming({0: [0, 1], 1: [0]}, {0: [5, 3], 1: [5]}, carry, [])[0] is None
-    assert "should be 5" in (explore.renaming({1: [0]}, {1: [3]}, carry, [])[0] or "")  # block 0 is 5, not 3
-    assert "already the block of" in (explore.renaming({1: [2]}, {1: [3]}, carry, [])[0] or "")  # 3 still holds block 1
-    assert explore.renaming({1: [2]}, {1: [3]}, carry, [1])[0] is None  # once block 1 is released, 3 may be reused
+    assert explore.renaming({0: [0, 1], 1: [0]}, {0: [5, 3], 1: [5]}, carry, [], num_blocks=6)[0] is None
+    assert "should be 5" in (explore.renaming({1: [0]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # block 0 is 5, not 3
+    assert "already the block of" in (explore.renaming({1: [2]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # 3 still holds block 1
+    assert explore.renaming({1: [2]}, {1: [3]}, carry, [1], num_blocks=6)[0] is None  # once block 1 is released, 3 may be reused
 
 
 @pytest.mark.oracle

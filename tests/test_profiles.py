@@ -53,7 +53,7 @@ def test_a_bad_profile_says_what_is_wrong(text: str, says: str) -> None:
 
 
 def test_a_renaming_binds_each_block_for_its_lifetime() -> None:
-    names = BlockNames()
+    names = BlockNames(10)
     assert names.check("t0", [7, 3], [0, 1]) is None
     assert names.oracle_ids([3, 7]) == [1, 0]
     assert names.check("t1", [7, 9], [0, 2]) is None  # block 0 shared, block 2 new

@@ -337,10 +337,10 @@ def exact_tables(want: Tables, got: Tables, carry: Any, released: Sequence[int])
     return None, carry
 
 
-def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int]) -> tuple[str | None, Any]:
+def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int], *, num_blocks: int) -> tuple[str | None, Any]:
     """allocation=any: tables equal up to a renaming of block ids bound for each block's lifetime
     (`oracle.renaming.BlockNames`). carry: the names along this path, copied at every step (paths branch)."""
-    names = carry.copy() if carry is not None else oracle("oracle.renaming").BlockNames()
+    names = carry.copy() if carry is not None else oracle("oracle.renaming").BlockNames(num_blocks)
     for m in released:
         names.release(m)
     for s in sorted(want):
@@ -824,7 +824,7 @@ def check_path(port: ModulePort | DriverPort, g: Geometry, path: Sequence[Action
     profile = parse_profile(profile) if profile is None or isinstance(profile, str) else profile
     canonical = not profile.exact_ids
     port = port.bound(g)
-    checker = _Checker(port, g, canonical, check_tables or (renaming if canonical else exact_tables))
+    checker = _Checker(port, g, canonical, check_tables or (functools.partial(renaming, num_blocks=g.num_blocks) if canonical else exact_tables))
     model = new_model(g, profile)
     cache = port.new(g)
     carry = None
@@ -907,7 +907,7 @@ def _explore(
     port = port.bound(g)
 
     canonical = not profile.exact_ids
-    check = check_tables or (renaming if canonical else exact_tables)
+    check = check_tables or (functools.partial(renaming, num_blocks=g.num_blocks) if canonical else exact_tables)
     checker = _Checker(port, g, canonical, check)
     start = time.monotonic()
     result = Result(g, depth)
