@@ -164,6 +164,14 @@ def test_a_broken_cache_fails_with_a_transcript_that_replays(broken: str, tmp_pa
     assert ours.returncode == 0 and "1 of 1 transcripts match" in ours.stdout, verdict(ours)
 
 
+def test_block_ids_outside_the_pool_fail_under_allocation_any(tmp_path: Path) -> None:
+    """ci/examples/shifted_ids reports every id one too high (a vLLM adapter that forgot its null block's
+    shift): right up to a renaming, but its last block is N in a pool of N. FAIL, naming the pool's range."""
+    run = gate("--impl", "shifted_ids", "--profile", "allocation=any", "--", "tests/test_catalog.py", "-n", "0", cwd=tmp_path)
+    assert run.returncode == 1 and ": FAIL (" in verdict(run), verdict(run)
+    assert "but should be a block id of the pool, 0..3 (num_blocks=4)" in run.stdout, run.stdout[-3000:]
+
+
 def test_failing_vectors_leave_the_first_as_the_transcript(tmp_path: Path) -> None:
     run = gate("--vectors", "--impl", "broken_allocation", "--transcript-out", str(tmp_path / "t.txt"), cwd=tmp_path)
     assert run.returncode == 1 and ": FAIL (" in verdict(run), verdict(run)
