@@ -204,7 +204,8 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
         for layer in layers:
             got, want = cache.gather(s, layer), model.gather(s, layer)
             for name, g, w in zip("kv", got, want):
-                assert isinstance(g, np.ndarray) and g.flags.c_contiguous, f"gather({s}, {layer}) {name} is not a C-contiguous array{when}"
+                contiguous = isinstance(g, np.ndarray) and g.flags.c_contiguous
+                assert_equal(f"gather({s}, {layer}) {name} is a C-contiguous ndarray", contiguous, True, f"gather({s}, {layer}){when}")
                 assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer}){when}")
     return stats
 

@@ -21,6 +21,7 @@ import pytest
 
 import harness
 import paged
+from assertions import assert_equal, assert_no_difference
 from oracle import ModelKVCache
 from wire import explore
 from wire.transcript import parse, replay
@@ -34,8 +35,9 @@ BASE = explore.GEOMETRIES[0]
 def test_every_short_sequence_agrees() -> None:
     results = explore.run(harness.impl_name(), 3, profile=str(harness.profile()))
     failed = [r for r in results if r.failure is not None]
-    assert not failed, explore.report(results, harness.impl_name(), None)[1]
-    assert results and all(r.states > 1 for r in results)
+    assert_no_difference("\n".join(explore.report(results, harness.impl_name(), None)[1]) if failed else None)
+    assert_equal("some geometry walked", bool(results), True, "explore.run")
+    assert_equal("geometries whose walk stopped at its first state", [str(r.geometry) for r in results if r.states <= 1], [], "explore.run")
 
 
 def example(name: str) -> Any:
