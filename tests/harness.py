@@ -210,6 +210,19 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
     return stats
 
 
+def first_kv_difference(cache: Any, model: ModelKVCache, seqs: Iterable[int]) -> str | None:
+    """The first K or V value the cache holds that differs from the model's, over the given sequences and every
+    layer: `gather(1, 0) v[head=0, pos=3, dim=2]=..., but should be ...`, with both values; None when none does.
+    For a failure seen through a computation on the data (the toy decoder's logits), to say where it began."""
+    for s in seqs:
+        for layer in range(model.n_layers):
+            for name, got, want in zip("kv", cache.gather(s, layer), model.gather(s, layer)):
+                how = assertions.differs(got, want)
+                if how is not None:
+                    return f"gather({s}, {layer}) {name}{how}"
+    return None
+
+
 RECORDER = Recorder()
 RECORD_PATH: list[Path] = []  # where --transcript writes the first failure; empty when not recording
 

@@ -101,3 +101,32 @@ def refused(pair: tuple[Any, ModelKVCache], error: type[BaseException], call: st
 def short_arg(value: Any) -> str:
     """An argument as a call's text shows it: an array by its shape."""
     return f"<{value.dtype} {list(value.shape)}>" if isinstance(value, np.ndarray) else repr(value)
+
+
+class InStep:
+    """The cache under test as a caller that takes no model sees it (the toy decoder): every call that changes it
+    (add_seq, extend, fork, append, free) is made on the model first, in step (`run`); reads are the cache's."""
+
+    def __init__(self, cache: Any, model: ModelKVCache) -> None:
+        self.pair = (cache, model)
+
+    def add_seq(self, *args: Any) -> Any:
+        return run(self.pair, "add_seq", *args)
+
+    def extend(self, *args: Any) -> Any:
+        return run(self.pair, "extend", *args)
+
+    def fork(self, *args: Any) -> Any:
+        return run(self.pair, "fork", *args)
+
+    def append(self, *args: Any) -> Any:
+        return run(self.pair, "append", *args)
+
+    def free(self, *args: Any) -> Any:
+        return run(self.pair, "free", *args)
+
+    def gather(self, *args: Any) -> Any:
+        return self.pair[0].gather(*args)
+
+    def seq_len(self, *args: Any) -> Any:
+        return self.pair[0].seq_len(*args)
