@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import numpy as np
 
 import assertions
-from assertions import assert_equal, assert_same_bits, assert_table, same_bits
+from assertions import assert_equal, assert_same_bits, assert_table
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import Profile, hint

@@ -106,7 +106,7 @@ def test_a_hit_never_returns_data_a_different_prefix_wrote(geometry: Geometry, w
         for s in live:
             for layer in range(geometry.n_layers):
                 got = cache.gather(s, layer)
-                want = recompute(workload[s][0], 0, got[0].shape[1], layer, geometry.n_kv_heads, geometry.d_head)
+                want = recompute(workload[s][0], 0, model.seq_len(s, layer), layer, geometry.n_kv_heads, geometry.d_head)
                 for name, g, w in zip("kv", got, want):
                     assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer}) after serving {workload[: s + 1]}")
 
