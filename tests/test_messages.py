@@ -66,10 +66,11 @@ def narrows_the_oracle(node: ast.Assert) -> bool:
     )
 
 
-def breaches(path: Path) -> list[str]:
-    """Every bare assert, NumPy testing call and pytest.raises in the module's code that drives the implementation."""
+def breaches(path: Path, root: Path = TESTS) -> list[str]:
+    """Every bare assert, NumPy testing call and pytest.raises in the module's code that drives the implementation
+    (`path` under `root`, the tests folder)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    name = path.relative_to(TESTS).as_posix()
+    name = path.relative_to(root).as_posix()
     if name in SELF_TESTS or self_test_module(tree):
         return []
     exempt: set[int] = set()  # lines of functions that check something else
@@ -88,6 +89,12 @@ def breaches(path: Path) -> list[str]:
             found.append(f"{where}: {ast.unparse(node)} (its failure is NumPy's text; compare bits with assert_same_bits or assert_equal)")
         elif isinstance(node, ast.Attribute) and node.attr == "raises" and ast.unparse(node.value) == "pytest":
             found.append(f"{where}: pytest.raises (\"DID NOT RAISE\" names no call; use assert_raises)")
+        elif isinstance(node, ast.ImportFrom) and (
+            (node.module or "").startswith("numpy.testing") or (node.module == "pytest" and any(a.name == "raises" for a in node.names))
+        ):
+            found.append(f"{where}: from {node.module} import ... (use tests/assertions.py)")
+        elif isinstance(node, ast.Import) and any(a.name.startswith("numpy.testing") for a in node.names):
+            found.append(f"{where}: import numpy.testing (use tests/assertions.py)")
     return found
 
 
@@ -111,11 +118,9 @@ def test_the_rule_sees_each_breach(tmp_path: Path) -> None:
         "@pytest.mark.oracle\n"
         "def test_b():\n"
         "    assert 1 == 1\n"
+        "from numpy.testing import assert_array_equal\n"
+        "from pytest import raises\n"
+        "import numpy.testing as npt\n"
     )
-    global TESTS
-    saved, TESTS = TESTS, tmp_path
-    try:
-        found = breaches(module)
-    finally:
-        TESTS = saved
-    assert [line.split(":")[1] for line in found] == ["2", "3", "4"], found
+    found = breaches(module, tmp_path)
+    assert sorted(int(line.split(":")[1]) for line in found) == [2, 3, 4, 10, 11, 12], found
