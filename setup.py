@@ -16,7 +16,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-SUITE = ("pyproject.toml", "tests", "ci/vectors", "ci/bench", "ci/examples")
+SUITE = ("pyproject.toml", "tests", "ci/vectors", "ci/bench", "bench", "ci/examples")
 LEFT_OUT = ("__pycache__", "*.pyc", "rust", ".hypothesis", ".pytest_cache")  # ci/examples/rust: the Rust port, built by cargo
 
 

@@ -40,7 +40,7 @@ class Edit:
 @dataclass(frozen=True)
 class Mutant:
     id: str  # "s01", ... or "r01", ...
-    title: str  # the pitfall, as seed.md section 5 names it
+    title: str  # the pitfall's name (mutants/README.md's table)
     symptom: str  # the seed's symptom column
     caught_by: tuple[str, ...]  # the catalog tests the seed names
     edits: tuple[Edit, ...]

@@ -2,7 +2,7 @@
 
 
 class OutOfBlocks(RuntimeError):
-    """An append needs more blocks (new ones plus copy-on-write copies) than are free.
+    """An append needs more blocks (new ones plus copy-on-write copies) than it can take: free, plus cached.
 
     Raised before anything observable changes, so a scheduler can preempt and retry.
     """

@@ -63,7 +63,9 @@ class DriverProcess:
     otherwise never read the rest (both would hang).
     """
 
-    def __init__(self, command: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, command: str, timeout: float = DEFAULT_TIMEOUT, handshake: bool = True) -> None:
+        """Start the driver and, if `handshake`, say `hello` (without it, the session is before its
+        handshake: a transcript that does its own, and the driver's name, capabilities and profile are unknown)."""
         self.command = command
         self.timeout = timeout
         self.stderr = tempfile.TemporaryFile()
@@ -83,6 +85,9 @@ class DriverProcess:
         self.dead: str | None = None
         self.pending_closes: list[int] = []
         self.deferred: list[tuple[str, str]] = []  # (request, the answer it must match), written with the next ones (`defer`)
+        self.name, self.capabilities, self.profile = "", frozenset[str](), ""
+        if not handshake:
+            return
         response = self.request(f"hello {VERSION}")
         fields = response.split(" ")
         if len(fields) < 3 or fields[0] != "ok" or fields[1] != str(VERSION):
@@ -418,11 +423,12 @@ class Session:
     """A fresh protocol session with an implementation, after `hello`: a driver process, or a Python
     module served in-process by the Dispatcher a Python driver uses. For replaying transcripts."""
 
-    def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT, handshake: bool = True) -> None:
+        """A session of `spec`, after `hello` if `handshake` (else before it: nothing announced)."""
         self.capabilities: frozenset[str]
         self.profile: str  # the profile it declares, OPTION=VALUE,...
         if spec.startswith("exec:"):
-            self.process: DriverProcess | None = DriverProcess(spec[len("exec:") :].strip(), timeout)
+            self.process: DriverProcess | None = DriverProcess(spec[len("exec:") :].strip(), timeout, handshake)
             self.capabilities = self.process.capabilities
             self.profile = self.process.profile
             self.dispatcher = None
@@ -433,9 +439,11 @@ class Session:
 
             self.process = None
             self.dispatcher = Dispatcher(importlib.import_module(spec), spec)
-            self.dispatcher.handle(f"hello {VERSION}")
-            self.capabilities = frozenset(self.dispatcher.caps)
-            self.profile = ",".join(self.dispatcher.profile)
+            self.capabilities, self.profile = frozenset(), ""
+            if handshake:
+                self.dispatcher.handle(f"hello {VERSION}")
+                self.capabilities = frozenset(self.dispatcher.caps)
+                self.profile = ",".join(self.dispatcher.profile)
 
     def send(self, line: str) -> str:
         if self.process is not None:
@@ -472,9 +480,10 @@ class Session:
 
 
 def replay_fresh(transcript: Transcript, impl: str, profile: Profile) -> tuple[Mismatch | None, str | None]:
-    """Replay a transcript in a fresh session of `impl` (docs/PROTOCOL.md, "Transcripts"): `Session.replay`'s
-    answer. DriverError when the driver cannot start or fails on the way."""
-    session = Session(impl)
+    """Replay a transcript in a fresh session of `impl` (docs/PROTOCOL.md, "Transcripts"), after the
+    replayer's own `hello` unless the transcript does its own: `Session.replay`'s answer. DriverError when
+    the driver cannot start or fails on the way."""
+    session = Session(impl, handshake=not transcript.own_handshake)
     try:
         return session.replay(transcript, profile)
     finally:

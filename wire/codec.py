@@ -13,6 +13,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from .diff import shorten
+
 VERSION = 1
 EMPTY = "-"  # an empty list or payload
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -26,14 +28,19 @@ SMALL_INTS = {str(n): n for n in range(-8, 4096)}  # the ones that travel most: 
 
 
 def parse_int(text: str, what: str = "integer") -> int:
-    """A decimal integer that fits in a signed 64-bit integer."""
+    """A decimal integer that fits in a signed 64-bit integer: ASCII digits, after a `-` when negative
+    (no `+`, no spaces); leading zeros are allowed (`007` is 7, `-0` is 0: docs/PROTOCOL.md)."""
     small = SMALL_INTS.get(text)
     if small is not None:
         return small
-    body = text[1:] if text.startswith("-") else text
+    negative = text.startswith("-")
+    body = text[1:] if negative else text
     if not body.isdigit() or not body.isascii():
-        raise ProtocolError(f"{what} {text!r} is not a decimal integer")
-    value = int(text)
+        raise ProtocolError(f"{what} {shorten(text, 40)!r} is not a decimal integer")
+    digits = body.lstrip("0") or "0"
+    if len(digits) > 19:  # past 2^63 whatever the digits (and no int() of thousands of them)
+        raise ProtocolError(f"{what} {shorten(text, 40)} does not fit in 64 bits")
+    value = -int(digits) if negative else int(digits)
     if not I64_MIN <= value <= I64_MAX:
         raise ProtocolError(f"{what} {text} does not fit in 64 bits")
     return value
@@ -72,6 +79,8 @@ def parse_payload(text: str, shape: Sequence[int]) -> NDArray[np.float16]:
         raw = bytes.fromhex(text)
     except ValueError:
         raise ProtocolError("payload is not hex") from None
+    if len(raw) != 2 * count:  # fromhex skips whitespace: a tab inside the field is no hex digit either
+        raise ProtocolError("payload is not hex")
     return np.frombuffer(raw, dtype=">u2").astype(np.uint16).view(np.float16).reshape(shape)
 
 

@@ -19,7 +19,7 @@ from oracle.profile import Profile
 
 from .codec import call_fields, wire_int
 from .server import Dispatcher
-from .transcript import Transcript
+from .transcript import OWN_HANDSHAKE, Transcript
 
 CALLS = ("add_seq", "extend", "fork", "append", "gather", "seq_len", "block_table", "free", "stats", "num_free_blocks", "close")
 
@@ -66,9 +66,12 @@ class Recorder:
         return self.transcript(meta, under(profile))
 
     def transcript(self, meta: dict[str, str], reference_module: Any) -> Transcript:
-        """The recorded requests, each with the reference's answer (served by the Dispatcher a Python driver uses)."""
+        """The recorded requests, each with the reference's answer (served by the Dispatcher a Python driver uses),
+        after a `hello` of the replayer's unless `meta` says the transcript does its own handshake. An answered
+        `hello` is written `ok VERSION`: what follows is each driver's own (docs/PROTOCOL.md, "Transcripts")."""
         reference = Dispatcher(reference_module, "reference")
-        reference.handle("hello 1")
+        if meta.get("handshake") != OWN_HANDSHAKE:
+            reference.handle("hello 1")
         handles: dict[int, str] = {}
         out = Transcript(meta=meta)
         for call in self.calls:
@@ -85,6 +88,8 @@ class Recorder:
                 continue
             before = {h: len(log) for h, log in ended(reference).items()}
             response = reference.handle(request)[0]
+            if name == "hello" and response.startswith("ok "):
+                response = " ".join(response.split(" ")[:2])
             if name == "new" and key is not None and response.startswith("ok "):
                 handles[key] = response.split(" ")[1]
             out.steps.append((request, response))

@@ -79,6 +79,7 @@ class Dispatcher:
             if verb == "hello" or not self.greeted:
                 return self.hello(verb, args), False
             if verb == "quit":
+                expect(args, 0, "quit")
                 return "ok", True
             if verb == "new":
                 return self.new(args), False

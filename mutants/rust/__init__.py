@@ -1,5 +1,5 @@
 """Planted mutants of the Rust port (ci/examples/rust): r01..r13 transpose the seed's thirteen
-pitfalls (mutants/README.md, seed.md section 5) to the Rust source, in the same order; r14..r18
+pitfalls (mutants/README.md) to the Rust source, in the same order; r14..r18
 are integer-width bugs, each narrowing one quantity of CONTRACT.md's "Integer ranges" table;
 r19..r27 transpose the prefix-caching mutants s18..s26, in the same order; r28..r30 are bugs only
 a port makes: token ids narrowed to u16 (the wire's ids are i64), the eviction order's BTreeMap

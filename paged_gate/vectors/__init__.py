@@ -5,10 +5,11 @@ One idea a module:
 - `flags`: the flags a vector carries, and what each checks (NOTES.md's first table);
 - `script`: a vector being written (`Script`: calls on the oracle, recorded as requests) and
   the decorators a family registers its vectors with;
-- a module per family, each with its `VECTORS` in the order written: `pitfalls` (the seed's
-  worked example and its pitfalls s01..s13), `errors` (the error table, precedence, a pool too
-  large, a second hello), `allocation` (lowest free, copy on write, a pool of one block),
-  `ranges` (the integer widths), `random_sessions`, `prefix` (prefix caching);
+- a module per family, each with its `VECTORS` in the order written: `pitfalls` (the worked
+  example and the pitfalls s01..s13), `errors` (the error table, precedence, a pool too large),
+  `protocol` (the wire's own rules: the handshake, quit, malformed requests), `allocation`
+  (lowest free, copy on write, a pool of one block), `ranges` (the integer widths),
+  `random_sessions`, `prefix` (prefix caching);
 - `corpus`: every family's vectors as files (one per profile value the answers depend on) and
   NOTES.md;
 - `cli`: writing the corpus into a folder, or checking that the folder holds it.

@@ -1,6 +1,6 @@
 """CONTRACT.md's errors: a vector per row of the error table (the kind, and nothing observable
 changes), the sizes below one, calls after close, which error wins when a call breaks several rules,
-a pool too large for memory, and a second hello (a protocol error of the wire, docs/PROTOCOL.md).
+and a pool too large for memory. The wire's own errors are `protocol`'s.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def error_precedence() -> Script:
     s.observe(c, [0, 1])
     z = np.zeros
     two_d, differ, wrong_h, empty = OK[0], z((2, 2, 3), np.float16), z((1, 1, 3), np.float16), z((2, 0, 3), np.float16)
-    big, big_wrong_d = chunk(2, 12, 3, 200), (z((2, 12, 4), np.float16),) * 2  # 12 positions: more blocks than are free
+    big, big_wrong_d = chunk(2, 12, 3, 200), (z((2, 12, 4), np.float16),) * 2  # 12 positions: more blocks than it can take
     args: tuple[Any, ...]
     for call, args in (
         # an id that is not live (never added: 99; freed: 3) wins over a bad layer, bad shapes, and capacity
@@ -157,17 +157,3 @@ def pool_too_large() -> Script:
     )
     return refused_sizes(s, [(2**31 - 1, 2**31 - 1, 1, 1, 1), (1, 2**61, 1, 1, 1), (2**31 - 1, 2**40, 2**40, 1, 1),
                              (2**31 - 1, 1, 1, 2**30, 2**30), (2**31, 1, 1, 1, 1), (2**63 - 1, 1, 1, 1, 1)])
-
-
-@vector
-def second_hello() -> Script:
-    s = Script("error-second-hello", "a second hello, of any version, is a protocol error and changes nothing: the caches and the next handle stay", "error-table")
-    c = s.new(4, 2, 1, 1, 1)
-    c.add_seq(0)
-    c.append(0, 0, *chunk(1, 3, 1, 210))
-    for line in ("hello 1", "hello 2"):
-        s.recorder.request(line)
-    s.observe(c, [0])
-    other = s.new(4, 2, 1, 1, 1)
-    s.observe(other, [])
-    return s

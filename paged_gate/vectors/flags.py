@@ -7,11 +7,11 @@ runner can select vectors by what they check (in the manner of Wycheproof's test
 from __future__ import annotations
 
 FLAGS: dict[str, str] = {
-    "seed-example": "the seed's worked example (section 3), call by call",
-    "seed-pitfall": "a pitfall of the seed's section 5; the id names its planted mutant (s01..s13)",
+    "seed-example": "the worked example of docs/PROTOCOL.md (\"A worked transcript\"): five tokens one at a time, a fork, the child's write, every observable after each call",
+    "seed-pitfall": "a pitfall a port is likeliest to have; the id names its planted mutant (s01..s13, listed in mutants/README.md)",
     "error-table": "one row of CONTRACT.md's error table: the error's kind, and nothing observable changes",
     "error-precedence": "calls that break several rules at once: the kind CONTRACT.md's \"Which error wins\" gives, and nothing observable changes",
-    "out-of-blocks": "an append that needs more blocks than are free (copies on write counted)",
+    "out-of-blocks": "an append that needs more blocks (copies on write counted) than it can take: num_free_blocks(), free plus cached",
     "allocation-order": "the pinned policy: lowest free id first, one append's blocks in position order",
     "block-ids": "every id a block table holds is a block of the pool, 0 .. N-1, under every profile (a port with a reserved block reports its ids after its documented shift)",
     "copy-on-write": "a write into a block another sequence holds copies it first, every layer",
@@ -19,5 +19,6 @@ FLAGS: dict[str, str] = {
     "close": "close(), and every call after it",
     "integer-range": "CONTRACT.md's integer ranges, past the boundaries of 8, 16 and 32-bit types",
     "random": "a seeded random session of add, fork, append and free, checked after every call",
+    "protocol": "a rule of docs/PROTOCOL.md itself (the handshake, quit, how fields are spelled): the answer each such request gets, and that it changes nothing",
     "prefix-caching": "CONTRACT.md's prefix caching (opt-in): hits, keys, release and eviction order, stats; needs the capability",
 }

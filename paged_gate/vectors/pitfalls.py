@@ -1,5 +1,6 @@
-"""The seed's worked example (section 3), call by call, and a vector per pitfall of its section 5,
-named for the planted mutant it kills (mutants/s01..s13): the bugs every port is likeliest to have.
+"""The worked example (docs/PROTOCOL.md, "A worked transcript"), call by call, and a vector per
+pitfall of the chapter this project was written from, named for the planted mutant it kills
+(mutants/README.md, s01..s13): the bugs every port is likeliest to have.
 """
 
 from __future__ import annotations

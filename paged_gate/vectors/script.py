@@ -41,6 +41,10 @@ class Script:
         self.layers[id(cache)] = sizes[2]
         return cache
 
+    def raw(self, line: str) -> None:
+        """A request sent as written (a hello, a quit, a malformed request): its answer is the reference driver's."""
+        self.recorder.request(line)
+
     def attempt(self, call: Callable[..., Any], *args: Any) -> None:
         """A call the contract refuses: its error is the expected answer."""
         try:
@@ -49,19 +53,25 @@ class Script:
             return
         raise AssertionError(f"{self.meta['id']}: {call.__name__}{args} was expected to fail")
 
-    def observe(self, cache: Any, seqs: list[int]) -> None:
-        """Every observable: stats, the free count, and each sequence's table, lengths and gathers."""
+    def observe(self, cache: Any, seqs: list[int], tables: bool = True) -> None:
+        """Every observable: stats, the free count, and each sequence's table (unless not `tables`), lengths and gathers."""
         cache.stats()
         cache.num_free_blocks()
         for s in seqs:
-            cache.block_table(s)
+            if tables:
+                cache.block_table(s)
             for layer in range(self.layers[id(cache)]):
                 cache.seq_len(s, layer)
                 cache.gather(s, layer)
 
     def transcript(self, profile: Profile = Profile()) -> Transcript:
-        """The recorded calls with the oracle's answers under `profile`."""
-        return self.recorder.transcript(dict(self.meta), as_impl.under(profile))
+        """The recorded calls with the oracle's answers under `profile`. One that does its own handshake
+        needs nothing announced (docs/PROTOCOL.md, "Transcripts"): no capability, no block table."""
+        transcript = self.recorder.transcript(dict(self.meta), as_impl.under(profile))
+        if transcript.own_handshake:
+            tables = [r for r, _ in transcript.steps if r.startswith("block_table ")]
+            assert not tables and not transcript.requires, f"{self.meta['id']}: its own handshake, yet {tables or transcript.requires}"
+        return transcript
 
 
 Vector = Callable[[], Script]  # writes one vector's Script afresh each call

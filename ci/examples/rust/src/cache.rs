@@ -28,7 +28,7 @@ pub type SeqId = i64;
 /// The ways a call can fail; each crosses the wire as its kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CacheError {
-    /// An append needs more blocks (copies plus new ones) than are free.
+    /// An append needs more blocks (copies plus new ones) than it can take: free, plus cached.
     OutOfBlocks { needed: usize, free: usize },
     /// A sequence id that is not live: never added, or freed.
     UnknownSequence(SeqId),

@@ -190,7 +190,8 @@ const VERBS: [&str; 14] = [
 
 // -- fields ------------------------------------------------------------------------------------
 
-/// A decimal integer with an optional leading `-` that fits in an `i64`.
+/// A decimal integer with an optional leading `-` that fits in an `i64`: no `+`, no spaces;
+/// leading zeros are allowed (`007` is 7, `-0` is 0), as PROTOCOL.md says.
 fn int(text: &str) -> Result<i64, Failure> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
