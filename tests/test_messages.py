@@ -26,6 +26,7 @@ SELF_TESTS = {
     "test_bench.py": "runs ci/bench on our own module and checks its report's keys, never a port",
     "test_reports.py": "runs a machine on a broken oracle made here and checks the report's wording",
     "test_generator.py": "the vector generator as a program: its corpus, flags and names, no port",
+    "test_documents.py": "the documents' paths and figures against the repository, no port",
     "conftest.py": "pytest's hooks: no checks",
 }
 # Functions, in modules that otherwise drive the implementation, that check something else, each with why.
