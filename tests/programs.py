@@ -46,8 +46,8 @@ def expected_gather(chunks: list[np.ndarray], heads: int, dims: int) -> np.ndarr
 
 
 def run_program(cache: Any, model: ModelKVCache, ops: list[tuple[Any, ...]], geometry: tuple[int, int, int, int]) -> list[int]:
-    """Apply the valid operations among `ops` to the model and the cache under test, in step (`run`): an append
-    the model cannot fit must raise OutOfBlocks on the cache too. Returns the live ids."""
+    """Apply the valid operations among `ops` to the model and the cache under test, in step (`run`, `attempt`): an
+    append the model cannot fit must raise OutOfBlocks on the cache too. Returns the live ids."""
     _, n_layers, heads, dims = geometry
     live: list[int] = []
     for op in ops:
@@ -59,7 +59,7 @@ def run_program(cache: Any, model: ModelKVCache, ops: list[tuple[Any, ...]], geo
             live.append(op[2])
         elif op[0] == "append" and op[2] in live:
             layer, tokens, seed, dtype, tricky = op[1]
-            run((cache, model), "append", op[2], layer % n_layers, *make_chunk(heads, tokens, dims, seed, dtype, tricky))
+            attempt((cache, model), "append", op[2], layer % n_layers, *make_chunk(heads, tokens, dims, seed, dtype, tricky))
         elif op[0] == "free" and op[1] in live:
             run((cache, model), "free", op[1])
             live.remove(op[1])
@@ -71,36 +71,46 @@ def both(impl: ModuleType, *sizes: int) -> tuple[Any, ModelKVCache]:
     return impl.PagedKVCache(*sizes), harness.model(*sizes)
 
 
-def run(pair: tuple[Any, ModelKVCache], call: str, *args: Any) -> Any:
+def attempt(pair: tuple[Any, ModelKVCache], call: str, *args: Any) -> Any:
     """The same call on the model, then on the cache under test, in step: the cache must answer as the model
-    does (add_seq's count through `assert_served`, an error of the model's kind). Returns the cache's answer."""
+    does (add_seq's count through `assert_served`; where the model refuses the call, an error of its kind).
+    Returns the cache's answer, or the exception it raised."""
     __tracebackhide__ = True
     cache, model = pair
-    written = f"{call}({', '.join(map(short_arg, args))})"
     try:
         want = getattr(model, call)(*args)
     except Exception as exc:  # noqa: BLE001 - the model's error is the expectation
-        return assert_raises(harness.expected_error(exc), written, lambda: getattr(cache, call)(*args))
+        return assert_raises(harness.expected_error(exc), written(call, args), lambda: getattr(cache, call)(*args))
     got = getattr(cache, call)(*args)
     if call == "add_seq":
-        assert_served(got, want, written)
+        assert_served(got, want, written(call, args))
+    return got
+
+
+def run(pair: tuple[Any, ModelKVCache], call: str, *args: Any) -> Any:
+    """`attempt`, for a call the test's script expects to succeed: a refusal (the model's, and the cache's with
+    it) fails the test."""
+    __tracebackhide__ = True
+    got = attempt(pair, call, *args)
+    if isinstance(got, BaseException):
+        raise AssertionError(f"{written(call, args)} raised {got!r} on the model and the cache, but the test's script expects it to succeed") from got
     return got
 
 
 def refused(pair: tuple[Any, ModelKVCache], error: type[BaseException], call: str, *args: Any) -> BaseException:
     """A call the contract refuses with `error` (for running out, the implementation's OutOfBlocks), in step
-    (`run`): the cache must raise as the model does, and that must be `error`. Returns the cache's exception."""
+    (`attempt`): the cache must raise as the model does, and that must be `error`. Returns the cache's exception."""
     __tracebackhide__ = True
-    got = run(pair, call, *args)
+    got = attempt(pair, call, *args)
     if not isinstance(got, error):
-        written = f"{call}({', '.join(map(short_arg, args))})"
-        raise AssertionError(f"{written}={short(repr(got))}, but should raise {error.__name__} [{written}: the contract's row]")
+        raise AssertionError(f"{written(call, args)}={short(repr(got))}, but should raise {error.__name__} [{written(call, args)}: the contract's row]")
     return got
 
 
-def short_arg(value: Any) -> str:
-    """An argument as a call's text shows it: an array by its shape."""
-    return f"<{value.dtype} {list(value.shape)}>" if isinstance(value, np.ndarray) else repr(value)
+def written(call: str, args: tuple[Any, ...]) -> str:
+    """A call as a message shows it: `append(0, 1, <float16 [2, 3, 4]>, ...)`, an array by its dtype and shape."""
+    shown = (f"<{a.dtype} {list(a.shape)}>" if isinstance(a, np.ndarray) else short(repr(a)) for a in args)
+    return f"{call}({', '.join(shown)})"
 
 
 class InStep:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from assertions import assert_equal, assert_same_bits
 from harness import assert_matches_model
-from programs import APPEND, GEOMETRY, both, new_cache, run
+from programs import APPEND, GEOMETRY, attempt, both, new_cache, run
 from strategies import make_chunk
 
 
@@ -63,7 +63,7 @@ def test_a_fork_then_an_append_to_the_child_never_changes_the_parent(
         child = 2
     parent_table, parent_gathers = model.block_table(parent).tolist(), [model.gather(parent, li) for li in range(n_layers)]
     for _, layer, tokens, seed, dtype, tricky in child_appends:
-        if isinstance(run((cache, model), "append", child, layer % n_layers, *make_chunk(heads, tokens, dims, seed, dtype, tricky)), BaseException):
+        if isinstance(attempt((cache, model), "append", child, layer % n_layers, *make_chunk(heads, tokens, dims, seed, dtype, tricky)), BaseException):
             note("the child ran out")
         when = f", after the child's append({child}, {layer % n_layers})"
         assert_matches_model(cache, model, [parent], when=when)  # every table and length, and the parent's gathers

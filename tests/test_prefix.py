@@ -24,7 +24,7 @@ import harness
 from assertions import assert_equal, assert_same_bits
 from machines import PROMPTS, SETTINGS, PrefixFaultMachine, PrefixMachine, recompute, small_geometry
 from oracle import ContiguousKVCache, ModelKVCache, ToyDecoder
-from programs import InStep, refused, run
+from programs import InStep, attempt, refused, run
 from strategies import Geometry
 
 pytestmark = pytest.mark.needs("prefix_caching")
@@ -80,7 +80,7 @@ def serve(pair: tuple[Any, ModelKVCache], workload: list[tuple[list[int], bool]]
     for seq, (prompt, done) in enumerate(workload):
         hits = run(pair, "add_seq", seq, prompt)
         for layer in range(layers):
-            if len(prompt) > hits and isinstance(run(pair, "append", seq, layer, *recompute(prompt, hits, len(prompt), layer, heads, dims)), BaseException):
+            if len(prompt) > hits and isinstance(attempt(pair, "append", seq, layer, *recompute(prompt, hits, len(prompt), layer, heads, dims)), BaseException):
                 done = True
                 break
         if check is not None:
