@@ -1,6 +1,6 @@
-"""`paged-gate` (or `ci/gate` in a checkout): the arguments, and the steps they select.
+"""`paged-gate` (or `ci/gate` in a checkout): the arguments, the supervisor, and the worker that runs the steps.
 
-    paged-gate                                  # our own paged: conformance suite (+ planted mutants in a checkout)
+    paged-gate                                  # our own paged: vectors, explorer, suite (+ planted mutants in a checkout)
     paged-gate --impl MODULE                    # a Python implementation (exports PagedKVCache, OutOfBlocks)
     paged-gate --impl 'exec:CMD'                # a driver in any language, speaking docs/PROTOCOL.md
     paged-gate --impl ... --xfails FILE         # a port in progress: listed failures do not fail the gate
@@ -8,212 +8,140 @@
     paged-gate --impl ... --replay FILE         # replay one transcript (a vector, or a failure the gate wrote)
     paged-gate --impl ... --profile allocation=any   # the port's profile (docs/CONTRACT.md, Profiles), if it declares none
     paged-gate --impl ... --exhaustive [--depth K]   # every call sequence of <= K calls (default 6) on tiny pools
+    paged-gate --impl ... --all-failures        # every step and every test, not only up to the first failure
     paged-gate --impl ... --junit-xml PATH      # every test as JUnit XML, for a CI system
     paged-gate --mutmut                         # ... and the mutmut score (ci/mutation; a checkout only; slow)
 
-A failure's calls are written as a transcript to --transcript-out (default: transcript.txt in a new
-temporary folder, so no stale file from an earlier run can pass for it; a file at --transcript-out
-is deleted before the steps run). For a driver, the Python-surface tests are skipped with
-CONTRACT.md's reason and counted apart, as are tests needing a capability the driver does not
-announce. The suite follows the port's profile (a module's PROFILE, a driver's hello; --profile
-overrides both). Exit 0 when every step passed, 1 when a step failed, 2 when the gate could not run.
+The whole gate runs the cheapest steps first (the vectors, the explorer to a small depth, the suite)
+and ends at the first failure, with its transcript, written to --transcript-out (default: transcript.txt
+in a new temporary folder; a file at --transcript-out is deleted before the steps run). For a driver, the
+Python-surface tests are skipped with CONTRACT.md's reason and counted apart, as are tests needing a
+capability the driver does not announce. The suite follows the port's profile (a module's PROFILE, a
+driver's hello; --profile overrides both). The verdict names what it certified. Exit 0 PASS, 1 FAIL,
+2 the gate could not run, 3 PARTIAL (arguments after `--` narrowed the suite; 0 with --partial-ok).
 Arguments after `--` go to the conformance pytest run, which runs in the suite's folder (test paths
 such as tests/test_catalog.py are relative to it).
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
-import shlex
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+import traceback
 from pathlib import Path
 
-from oracle.profile import Profile, ProfileError
+from oracle.profile import ProfileError
 from oracle.profile import parse as parse_profile
-from wire.client import DriverError
 
 from paged_gate import junit
-from paged_gate.conformance import banner, conformance
-from paged_gate.exhaustive import explored
-from paged_gate.locate import checkout, scripts_first, vector_files
-from paged_gate.target import declared, unreachable
-from paged_gate.transcripts import keep, replay_files
-from paged_gate.verdict import Step, passed, render
-
+from paged_gate.locate import checkout, scripts_first
+from paged_gate.options import Options, parse
+from paged_gate.plan import steps
+from paged_gate.supervise import Channel, supervise
+from paged_gate.target import Target, reach
+from paged_gate.verdict import Step, render, stopped, word
 
 SUITE_NEEDS = ("pytest", "hypothesis", "xdist")  # what the conformance suite imports beyond the package's own dependencies
+EXIT = {"PASS": 0, "FAIL": 1, "CANNOT RUN": 2, "PARTIAL": 3}
 
 
-@dataclass
-class Options:
-    """The parsed command line; `extra` is what follows `--`, for pytest."""
-
-    impl: str
-    xfails: str | None
-    replay: str | None
-    vectors: bool
-    transcript_out: str | None
-    all_failures: bool
-    mutmut: bool
-    profile: str | None
-    exhaustive: bool
-    depth: int
-    junit_xml: str | None
-    extra: list[str]
-
-    @property
-    def runs_suite(self) -> bool:
-        """The conformance suite (pytest) is a step: neither --vectors, --replay nor --exhaustive."""
-        return not (self.replay or self.vectors or self.exhaustive)
-
-    @property
-    def ours(self) -> bool:
-        """Our own paged, gated whole: the planted mutants too."""
-        return self.impl == "paged" and self.runs_suite
-
-
-def parser(prog: str) -> argparse.ArgumentParser:
-    usage = (__doc__ or "").split("\n\n", 1)[1].replace("paged-gate", prog)
-    p = argparse.ArgumentParser(
-        prog=prog, description="The gate a port's CI calls: one command, a short verdict, the exit code is the verdict.",
-        epilog=usage, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--impl", default="paged", help="module under test (exports PagedKVCache, OutOfBlocks), or exec:CMD for a driver; default: paged")
-    p.add_argument("--xfails", metavar="FILE", help="tests expected to fail: one node id a line, each with '# reason'")
-    p.add_argument("--replay", metavar="FILE", help="replay one transcript against the implementation, and nothing else")
-    p.add_argument("--vectors", action="store_true", help="replay the conformance vectors (ci/vectors/*.txt), and nothing else")
-    p.add_argument("--transcript-out", metavar="PATH", help="where the first failure's calls are written (default: a new temporary folder)")
-    p.add_argument("--all-failures", action="store_true", help="run every test; by default the first pass stops after 5 failures")
-    p.add_argument("--mutmut", action="store_true", help="also run the mutmut score (ci/mutation; a source checkout only)")
-    p.add_argument("--profile", metavar="OPTION=VALUE[,...]", help="the port's profile (docs/CONTRACT.md, Profiles); default: the one it declares")
-    p.add_argument("--exhaustive", action="store_true", help="every call sequence of at most --depth calls on tiny pools (wire/explore.py), and nothing else")
-    p.add_argument("--depth", type=int, default=6, help="--exhaustive: the bound on the number of calls (default 6)")
-    p.add_argument("--junit-xml", metavar="PATH", help="also write every step's tests as JUnit XML to PATH")
-    return p
-
-
-def parse(argv: list[str], prog: str = "paged-gate") -> Options:
-    """The options; paths are made absolute, since pytest runs in the suite's folder."""
-    extra: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, extra = argv[:cut], argv[cut + 1 :]
-    a = parser(prog).parse_args(argv)
-    return Options(
-        impl=anchored(a.impl), xfails=absolute(a.xfails), replay=absolute(a.replay), vectors=a.vectors, transcript_out=absolute(a.transcript_out),
-        all_failures=a.all_failures, mutmut=a.mutmut, profile=a.profile, exhaustive=a.exhaustive, depth=a.depth,
-        junit_xml=absolute(a.junit_xml), extra=extra,
-    )
-
-
-def absolute(path: str | None) -> str | None:
-    return None if path is None else str(Path(path).resolve())
-
-
-def anchored(impl: str) -> str:
-    """An `exec:` command whose words that name a file here made absolute (the suite starts the driver
-    from its own folder); a module name, or a folder (`--impl paged` in a checkout), as it is."""
-    if not impl.startswith("exec:"):
-        return impl
-    words = shlex.split(impl[5:])
-    return "exec:" + shlex.join(str(Path(w).resolve()) if not w.startswith("-") and Path(w).is_file() else w for w in words)
+def usage(prog: str) -> str:
+    return (__doc__ or "").split("\n\n", 1)[1].replace("paged-gate", prog)
 
 
 def environment() -> None:
     """What the gate's subprocesses inherit: PYTHONPATH made absolute (pytest runs elsewhere), and this
     installation's scripts first on PATH (`exec:paged-driver`)."""
     if os.environ.get("PYTHONPATH"):
-        os.environ["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p)
+        os.environ["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p)
     os.environ["PATH"] = scripts_first(os.environ.get("PATH", ""))
-
-
-def source_step(name: str, cmd: list[str], root: Path, says: str) -> Step:
-    """A step of the source checkout (the planted mutants, mutmut), run as a command."""
-    banner(name)
-    start = time.monotonic()
-    print("$ " + " ".join(cmd), flush=True)
-    ok = subprocess.call(cmd, cwd=root) == 0
-    return Step(name, ok, says if ok else "see the output above", time.monotonic() - start)
-
-
-def steps(o: Options, profile: Profile, out: Path, work: Path, prog: str) -> list[Step]:
-    """Run the steps the options select, in order."""
-    start = time.monotonic()
-    if o.exhaustive:
-        banner(f"every call sequence of <= {o.depth} calls against {o.impl} (wire/explore.py)")
-        ok, detail, _, cases = explored(o.impl, o.depth, out, None, str(profile))
-        done = [Step("exhaustive", ok, detail, time.monotonic() - start, cases)]
-    elif o.replay or o.vectors:
-        paths = [Path(o.replay)] if o.replay else vector_files()
-        banner(f"replaying {o.replay or f'{len(paths)} vectors'} against {o.impl}")
-        ok, detail, cases = replay_files(o.impl, paths, profile)
-        first = next((p for p, c in zip(paths, cases) if c.failure is not None), None)
-        if first is not None and not o.replay:
-            detail += f"\n  the first failing vector, as the transcript: {keep(first, out)}; replay it alone: {prog} --replay {out} --impl '{o.impl}'"
-        done = [Step("replay" if o.replay else "vectors", ok, detail, time.monotonic() - start, cases)]
-    else:
-        banner(f"conformance suite against {o.impl}")
-        ok, detail, report = conformance(
-            o.impl, profile, xfails=o.xfails, extra=o.extra, transcript_out=out, work=work, maxfail=0 if o.all_failures else 5, prog=prog
-        )
-        done = [Step("conformance", ok, detail, time.monotonic() - start, junit=report)]
-    root = checkout()
-    if o.ours and root is not None:
-        done.append(source_step("planted mutants", [sys.executable, "-m", "mutants"], root, "kill rate >= 0.80, no errors"))
-    if o.mutmut and root is not None:
-        done.append(source_step("mutmut", [str(root / "ci" / "mutation")], root, "score >= MUTATION_THRESHOLD"))
-    return done
 
 
 def cannot_run(o: Options, why: str) -> int:
     """The verdict when the gate cannot run (exit 2), in the JUnit XML too, as an error."""
-    print(f"\n=== gate verdict for {o.impl}: CANNOT RUN ===\n{why}")
+    return no_verdict(o, "CANNOT RUN", why)
+
+
+def no_verdict(o: Options, verdict: str, why: str) -> int:
+    """A verdict given before (or instead of) the steps': CANNOT RUN, or the supervisor's FAIL."""
+    print(stopped(o.impl, verdict, why), flush=True)
     if o.junit_xml:
-        junit.write(Path(o.junit_xml), [Step("gate", False, f"CANNOT RUN: {why}")])
-    return 2
+        junit.write(Path(o.junit_xml), [Step("gate", False, f"{verdict}: {why}")])
+    return EXIT[verdict]
+
+
+def worker(o: Options, prog: str, channel: Channel) -> int:
+    """Reach the implementation, run the steps, print the verdict; the exit code."""
+    target = reach(o.impl)
+    if isinstance(target, str):
+        return cannot_run(o, target)
+    print(target.line())
+    try:
+        profile = parse_profile(o.profile if o.profile is not None else target.profile)
+    except ProfileError as exc:
+        return cannot_run(o, f"profile: {exc}")
+    source = "given by --profile" if o.profile is not None else ("declared by the implementation" if target.profile else "the default")
+    print(f"profile: {profile.describe()} ({source})")
+    if o.profile is not None:
+        os.environ["PAGED_PROFILE"] = o.profile  # the conformance run's conftest reads it
+    start = time.monotonic()
+    work = Path(tempfile.mkdtemp(prefix="paged-gate-"))
+    out = Path(o.transcript_out) if o.transcript_out else work / "transcript.txt"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)  # a transcript there from an earlier run must not pass for this one's
+    done, scope = steps(o, profile, out, work, prog, channel)
+    channel.enter("printing the verdict", runs_implementation=False)
+    print("\n" + render(target, str(profile), done, scope, time.monotonic() - start))
+    if out.exists():
+        print(f"the failure's transcript: {out}")
+    notes(o)
+    if o.junit_xml:
+        junit.write(Path(o.junit_xml), done)
+        print(f"JUnit XML: {o.junit_xml}")
+    verdict = word(done, scope)
+    return 0 if verdict == "PARTIAL" and o.partial_ok else EXIT[verdict]
+
+
+def notes(o: Options) -> None:
+    if o.ours and checkout() is None:
+        print("(planted mutants: not run; they score our own suite from a source checkout: ci/gate)")
+    elif not o.ours and o.runs_suite:
+        print("(for --impl, the conformance suite is the verdict; mutation scores measure our own suite)")
+
+
+def work(o: Options, prog: str) -> int:
+    """The worker process (`--channel`): every way it can end without a verdict is told to the supervisor."""
+    channel = Channel(o.channel)
+    try:
+        code = worker(o, prog, channel)
+    except SystemExit as exc:  # from the implementation's code, run in this process (a module's vectors, explorer)
+        channel.why("fail", f"the implementation raised SystemExit({exc.code!r}) during {channel.stage}")
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the gate's own failure: CANNOT RUN, with the traceback
+        traceback.print_exc()
+        channel.why("error", f"the gate failed during {channel.stage}: {type(exc).__name__}: {exc} (the traceback is above)")
+        return 2
+    sys.stdout.flush()
+    channel.verdict(code)
+    return code
 
 
 def main(argv: list[str] | None = None, prog: str = "paged-gate") -> int:
-    o = parse(sys.argv[1:] if argv is None else argv, prog)
+    args = sys.argv[1:] if argv is None else list(argv)
+    o = parse(args, prog, usage(prog))
+    if o.channel is not None:
+        return work(o, o.prog or prog)
     environment()
-    start = time.monotonic()
     missing = [m for m in SUITE_NEEDS if o.runs_suite and importlib.util.find_spec(m) is None]
     if missing:
         return cannot_run(o, f"the conformance suite needs {', '.join(missing)}: pip install 'paged-kv-cache[test]' (docs/GATING.md)")
     if o.mutmut and checkout() is None:
         return cannot_run(o, "--mutmut scores our own suite's mutants: run it from a source checkout (ci/gate --mutmut)")
-    problem = unreachable(o.impl)
-    own = ""
-    try:
-        own = declared(o.impl) if not problem else ""
-        profile = parse_profile(o.profile if o.profile is not None else own)
-    except (ProfileError, DriverError) as exc:
-        problem = f"profile: {exc}"
-    if problem:
-        return cannot_run(o, problem)
-    source = "given by --profile" if o.profile is not None else ("declared by the implementation" if own else "the default")
-    print(f"profile: {profile.describe()} ({source})")
-    if o.profile is not None:
-        os.environ["PAGED_PROFILE"] = o.profile  # the conformance run's conftest reads it
-    work = Path(tempfile.mkdtemp(prefix="paged-gate-"))
-    out = Path(o.transcript_out) if o.transcript_out else work / "transcript.txt"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.unlink(missing_ok=True)  # a transcript there from an earlier run must not pass for this one's
-    done = steps(o, profile, out, work, prog)
-    print("\n" + render(o.impl, str(profile), done, time.monotonic() - start))
-    if out.exists():
-        print(f"the failure's transcript: {out}")
-    if o.ours and checkout() is None:
-        print("(planted mutants: not run; they score our own suite from a source checkout: ci/gate)")
-    elif not o.ours and o.runs_suite:
-        print("(for --impl, the conformance suite is the verdict; mutation scores measure our own suite)")
-    if o.junit_xml:
-        junit.write(Path(o.junit_xml), done)
-        print(f"JUnit XML: {o.junit_xml}")
-    return 0 if passed(done) else 1
+    start_seconds = float(os.environ.get("PAGED_START_SECONDS", "120"))  # to import a module, or start a driver and have its hello
+    ending = supervise(args, prog, start_seconds, o.timeout)
+    if ending.word:
+        return no_verdict(o, ending.word, ending.why)
+    return ending.code

@@ -1,8 +1,11 @@
 """The conformance suite (`pytest --impl=...`, run from the suite's folder) in two passes, so that a
-broken implementation gets its verdict quickly.
+broken implementation gets its verdict quickly, and a passing one a verdict that counts what ran.
 
 The first pass has Hypothesis's shrinking off (every failing test stops at its first failing
-example), runs the cheap broad tests first and stops after `maxfail` failures. If something failed,
+example), runs the cheap broad tests first and stops at the first failure (`maxfail`; 0 runs every
+test). It passes only with conftest's outcomes record, an outcome for every test pytest selected,
+and at least one test passed: a run that ends early (a test that ends pytest's process) never
+passes. If something failed,
 the transcript that shows it is found (`evidence`): the exhaustive explorer's shortest failing call
 sequence (within PAGED_EXPLORE_SECONDS, default 30); else a failing state machine's calls, shrunk
 (for at most PAGED_SHRINK_SECONDS, default 20), else the general CacheMachine's; if no machine fails,
@@ -15,7 +18,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from wire.transcript import read
@@ -28,8 +31,9 @@ from oracle.profile import Profile
 
 PYTHON_SURFACE = "Python surface"  # the start of conftest's skip reason for a driver
 MACHINE = "tests/test_stateful.py::TestCacheMachine::runTest"  # the general machine: its failures shrink to a minimal sequence
+ENGINE_CALLS = "engine_calls"  # conftest's outcomes field: the test's calls into an engine's own code
 KINDS = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
-MEANING = {2: "interrupted or collection error", 3: "pytest internal error", 4: "usage error", 5: "no tests collected"}
+MEANING = {0: "success", 1: "tests failed", 2: "interrupted or collection error", 3: "pytest internal error", 4: "usage error", 5: "no tests collected"}
 
 
 def banner(text: str) -> None:
@@ -50,11 +54,17 @@ def pytest(impl: str, args: list[str], profile: str, env_extra: dict[str, str] |
     return subprocess.call([sys.executable, "-m", "pytest", *config, *flags], cwd=root, env=env)
 
 
+CAPABILITY = "the implementation does not have the capability"  # the start of conftest's skip reason for a capability
+
+
 @dataclass
 class Outcomes:
-    """Each test's outcome as conftest's --outcomes writes it: node id -> {outcome, detail}."""
+    """conftest's --outcomes record: each test's outcome (node id -> {outcome, detail}; a test file skipped
+    whole is one entry, as pytest counts it), the tests pytest selected to run, and how many it deselected."""
 
     tests: dict[str, dict[str, str]]
+    selected: list[str] = field(default_factory=list)
+    deselected: int = 0
 
     def of(self, kind: str) -> list[str]:
         return [n for n, o in self.tests.items() if o["outcome"] == kind]
@@ -65,29 +75,59 @@ class Outcomes:
     def failures(self) -> list[str]:
         return self.of("failed") + self.of("error")
 
+    def missing(self) -> list[str]:
+        """Selected tests with no outcome: the run ended before them (a stop after a failure, or a crash)."""
+        return [n for n in self.selected if n not in self.tests]
+
     def summary(self, xfails: str | None, maxfail: int) -> list[str]:
-        """The counts, then tests that now pass though listed in xfails, and skips of an unexpected kind."""
-        skipped, surface, others = self.of("skipped"), self.skipped_for(PYTHON_SURFACE), self.skipped_for(OTHER_PROFILE)
-        failures = self.failures()
-        head = (
-            f"{len(self.tests)} tests run: {len(self.of('passed'))} passed, {len(failures)} failed, {len(skipped)} skipped "
-            f"({len(surface)} Python surface, {len(others)} vector files for other profile values, "
-            f"{len(skipped) - len(surface) - len(others)} other)"
-        )
+        """The counts as pytest's summary gives them, what was selected, and every skip by its reason (the
+        usual ones counted, the others listed); then tests that now pass though listed in xfails."""
+        skipped, failures = self.of("skipped"), self.failures()
+        whole = [n for n in skipped if "::" not in n]
+        head = f"{len(self.of('passed'))} passed, {len(failures)} failed, {len(skipped)} skipped"
         if xfails:
             head += f", {len(self.of('xfailed'))} failed as listed in {xfails}"
+        head += f" ({len(self.selected)} tests selected" + (f", {len(whole)} test files skipped whole" if whole else "")
+        head += (f"; {self.deselected} deselected" if self.deselected else "") + ")"
         if maxfail and len(failures) >= maxfail:
-            head += f"; stopped after {maxfail} failures (--all-failures runs every test)"
-        lines = [head, *(f"  NOW PASSES (take it off {xfails}): {n}" for n in self.of("xpassed"))]
-        lines += [f"  skipped {n}: {self.tests[n].get('detail', '')[:120]}" for n in skipped if n not in surface and n not in others]
+            head += f"; stopped at {'the first failure' if maxfail == 1 else f'{maxfail} failures'} (--all-failures runs every test)"
+        missing = self.missing()
+        if missing and not failures:
+            head += f"; {len(missing)} selected tests have no outcome (the first: {missing[0]})"
+        counted = [(PYTHON_SURFACE, "Python surface (a driver has none)"), (CAPABILITY, "needing a capability not announced"),
+                   (OTHER_PROFILE, "vector files for other profile values")]
+        usual = {n for start, _ in counted for n in self.skipped_for(start)}
+        groups = [f"{len(self.skipped_for(start))} {what}" for start, what in counted if self.skipped_for(start)]
+        others = [n for n in skipped if n not in usual]
+        lines = [head, *self.engine_line()]
+        if skipped:
+            lines.append("  skipped: " + ", ".join(groups + ([f"{len(others)} others:"] if others else [])))
+        lines += [f"    {n}: {self.tests[n].get('detail', '').removeprefix('Skipped: ')[:120]}" for n in others]
+        lines += [f"  NOW PASSES (take it off {xfails}): {n}" for n in self.of("xpassed")]
         return lines
 
+    def engine_line(self) -> list[str]:
+        """For a module that counts its calls into an engine's own code (`engine_calls()`, docs/GATING.md):
+        how many passing tests made one."""
+        passed = [self.tests[n] for n in self.of("passed")]
+        counts = [int(o[ENGINE_CALLS]) for o in passed if ENGINE_CALLS in o]
+        if not counts:
+            return []
+        reached, uncounted = sum(1 for c in counts if c > 0), len(passed) - len(counts)
+        return [
+            f"  {reached} of the {len(passed)} passing tests called into the engine's own code (the module's engine_calls() "
+            f"moved); {len(counts) - reached} made no call (the module's own code, or the suite's tests of itself)"
+            + (f", {uncounted} kept no count (run with another implementation)" if uncounted else "")
+        ]
 
-def read_outcomes(path: Path) -> Outcomes:
+
+def read_outcomes(path: Path) -> Outcomes | None:
+    """The record, or None when pytest wrote none (or an unreadable one)."""
     try:
-        return Outcomes(json.loads(path.read_text()))
-    except (OSError, ValueError):
-        return Outcomes({})
+        record = json.loads(path.read_text())
+        return Outcomes(dict(record["tests"]), list(record["selected"]), int(record["deselected"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def record(impl: str, test: str, transcript_out: Path) -> Path | None:
@@ -125,19 +165,26 @@ def evidence(impl: str, failures: list[str], ran: set[str], transcript_out: Path
 
 def conformance(
     impl: str, profile: Profile, *, xfails: str | None, extra: list[str], transcript_out: Path, work: Path, maxfail: int, prog: str
-) -> tuple[bool, str, Path]:
-    """(passed, the verdict's lines, pytest's JUnit XML of the first pass)."""
+) -> tuple[bool, str, Path, int]:
+    """(passed, the verdict's lines, pytest's JUnit XML of the first pass, the tests that failed as xfails lists them)."""
     outcomes_path, junit = work / "outcomes.json", work / "conformance-junit.xml"
     outcomes_path.unlink(missing_ok=True)
     args = ["-n", "auto", f"--outcomes={outcomes_path}", f"--junitxml={junit}", *([f"--maxfail={maxfail}"] if maxfail else [])]
     code = pytest(impl, [*args, *([f"--xfails={xfails}"] if xfails else []), *extra], "gate")
     outcomes = read_outcomes(outcomes_path)
+    if outcomes is None:
+        return False, (
+            f"pytest exit {code} ({MEANING.get(code, 'unexpected')}) with no outcomes record: the suite did not "
+            "run to a verdict (did a test end pytest's process, os._exit in the implementation?)"
+        ), junit, 0
     failures = outcomes.failures()
     lines = outcomes.summary(xfails, maxfail)
-    if code == 0 and not failures:
-        return True, "\n".join(lines), junit
+    if code == 0 and not failures and not outcomes.missing() and outcomes.of("passed"):
+        return True, "\n".join(lines), junit, len(outcomes.of("xfailed"))
     if not failures:
-        return False, f"pytest exit {code} ({MEANING.get(code, 'unexpected')}): the suite did not run to a verdict", junit
+        why = "no test passed" if code == 0 and not outcomes.missing() else f"pytest exit {code} ({MEANING.get(code, 'unexpected')})"
+        lines[0] += f"; {why}: the suite did not run to a verdict"
+        return False, "\n".join(lines), junit, 0
     for node in failures[:25]:
         lines.append(f"  FAILED {node}\n         {short(outcomes.tests[node].get('detail', ''))}")
     if len(failures) > 25:
@@ -145,8 +192,8 @@ def conformance(
     path, what = evidence(impl, failures, set(outcomes.tests), transcript_out, profile)
     if path is None:
         lines.append(f"  {failures[0]} passed when run again (flaky, or it needs the tests before it): no transcript")
-        return False, "\n".join(lines), junit
+        return False, "\n".join(lines), junit, 0
     lines.append(f"  {what}: {path} ({len(read(path).steps)} requests)")
     lines.append(f"  replay it alone: {prog} --replay {path} --impl '{impl}'")
     lines += explain(path, impl, profile)
-    return False, "\n".join(lines), junit
+    return False, "\n".join(lines), junit, 0

@@ -1,41 +1,63 @@
-"""The implementation under test: whether it can be reached, and the profile it declares."""
+"""The implementation under test: reaching it once (a module imported, a driver's hello), and what it
+announces there: the profile it declares and the optional parts of the contract it has.
+
+It runs in the gate's worker process (`supervise`): a module that exits or crashes on import ends that
+process, and the supervisor says so; an exception, SystemExit included, is caught here and named.
+"""
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 
-from wire.client import Session, DriverError
+from wire.client import DriverError, Session
+from wire.server import capabilities as module_capabilities
+from wire.server import profile_words
+
+PREFIX = "prefix_caching"  # the one optional part of the contract (CONTRACT.md, "Prefix caching (opt-in)")
 
 
-def unreachable(impl: str) -> str | None:
-    """None when the implementation can be reached (and a line naming it is printed); else why not."""
+@dataclass(frozen=True)
+class Target:
+    """What the gate knows of the implementation once it reached it."""
+
+    impl: str
+    capabilities: frozenset[str]
+    profile: str  # the profile it declares (OPTION=VALUE,...), "" for none
+    where: str  # the module's file, or the driver's command
+
+    @property
+    def driver(self) -> bool:
+        return self.impl.startswith("exec:")
+
+    def line(self) -> str:
+        caps = ", ".join(sorted(self.capabilities)) or "none"
+        kind = f"driver {self.where!r}" if self.driver else f"{self.impl} ({self.where})"
+        return f"implementation under test: {kind}, capabilities: {caps}"
+
+
+def reach(impl: str) -> Target | str:
+    """The implementation reached (a Target), or why it cannot be (a line for CANNOT RUN)."""
     if impl.startswith("exec:"):
         try:
             session = Session(impl, timeout=30)
         except DriverError as exc:
             return str(exc)
-        capabilities = ", ".join(sorted(session.capabilities)) or "none"
-        print(f"implementation under test: driver {impl[5:].strip()!r}, capabilities: {capabilities}")
-        session.close()
-        return None
+        try:
+            return Target(impl, session.capabilities, session.profile, impl[5:].strip())
+        finally:
+            session.close()
     try:
         module = importlib.import_module(impl)
+    except SystemExit as exc:
+        return f"importing {impl!r} raised SystemExit({exc.code!r}): a module that exits on import cannot be gated"
     except Exception as exc:  # noqa: BLE001 - the module itself is broken or not on the path
         return (
             f"cannot import {impl!r}: {type(exc).__name__}: {exc}\n"
             "  (is its folder on PYTHONPATH? e.g. PYTHONPATH=ci/examples ci/gate --impl broken_allocation)"
         )
+    where = str(getattr(module, "__file__", "?"))
     missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]
     if missing:
-        return f"{impl!r} ({getattr(module, '__file__', '?')}) does not export {', '.join(missing)}"
-    print(f"implementation under test: {impl} ({getattr(module, '__file__', '?')})")
-    return None
-
-
-def declared(impl: str) -> str:
-    """The profile the implementation declares (a driver at hello, a module as PROFILE)."""
-    session = Session(impl, timeout=30)
-    try:
-        return session.profile
-    finally:
-        session.close()
+        return f"{impl!r} ({where}) does not export {', '.join(missing)}"
+    return Target(impl, frozenset(module_capabilities(module)), ",".join(profile_words(module)), where)

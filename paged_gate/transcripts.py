@@ -52,9 +52,11 @@ def replay_one(path: Path, replayer: Replayer, profile: Profile) -> Case:
     return case
 
 
-def replay_files(impl: str, paths: list[Path], profile: Profile) -> tuple[bool, str, list[Case]]:
+def replay_files(impl: str, paths: list[Path], profile: Profile, stop_at_first: bool = False) -> tuple[bool, str, list[Case]]:
     """Replay transcripts, each as in a fresh session: (every one matched, the verdict's lines listing each
-    that differs, one case a transcript). An unreadable transcript is a failed case."""
+    that differs, one case a transcript replayed). An unreadable transcript is a failed case. With
+    stop_at_first, the first that differs ends the replay. A pass needs every file replayed or skipped
+    for a reason it names, and at least one replayed."""
     cases: list[Case] = []
     replayer = Replayer(impl)
     try:
@@ -63,22 +65,29 @@ def replay_files(impl: str, paths: list[Path], profile: Profile) -> tuple[bool, 
                 cases.append(replay_one(path, replayer, profile))
             except (OSError, ProtocolError) as exc:
                 cases.append(Case("vectors", path.stem, failure=f"cannot read {path}: {exc}"))
+            if stop_at_first and cases[-1].failure is not None:
+                break
     finally:
         replayer.stop()
     failed = [c for c in cases if c.failure is not None]
     skipped = [c for c in cases if c.skipped is not None]
     others = [c for c in skipped if c.skipped and c.skipped.startswith(OTHER_PROFILE)]
+    matched = len(cases) - len(failed) - len(skipped)
     lines = [
-        f"{len(cases) - len(failed) - len(skipped)} of {len(cases)} transcripts match, {len(failed)} differ, {len(skipped)} skipped"
+        f"{matched} of {len(paths)} transcripts match, {len(failed)} differ, {len(skipped)} skipped"
         f" ({len(others)} written for other profile values)"
     ]
+    if len(cases) < len(paths):
+        lines[0] += f"; stopped at the first that differs, {len(paths) - len(cases)} not replayed (--all-failures replays them all)"
+    elif not failed and not matched:
+        lines[0] += ": nothing was replayed, so nothing is certified"
     for case in cases:
         if case.skipped is not None and case not in others:
             lines.append(f"  skipped {case.name}: {case.skipped}")
         elif case.failure is not None:
             first, _, rest = case.failure.partition("\n")
             lines.append(f"  FAILED {case.name}: {first}" + (f"\n    {rest}" if rest else ""))
-    return not failed, "\n".join(lines), cases
+    return not failed and matched > 0 and len(cases) == len(paths), "\n".join(lines), cases
 
 
 def keep(source: Path, out: Path) -> Path:

@@ -1,9 +1,12 @@
-"""A step's outcome (`Step`, with its JUnit test cases) and the verdict that reports them all."""
+"""A step's outcome (`Step`, with its JUnit test cases) and the verdict that reports them all: PASS,
+PARTIAL, FAIL, each naming what it certified and what it did not test."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from paged_gate.target import PREFIX, Target
 
 
 @dataclass
@@ -20,7 +23,8 @@ class Case:
 @dataclass
 class Step:
     """What one step of the gate found: the verdict's line, and what JUnit XML shows of it (pytest's
-    own report for the conformance suite, else its cases; a step without cases is one case)."""
+    own report for the conformance suite, else its cases; a step without cases is one case). A step
+    the gate did not run (an earlier one failed first) has `ran` False and one skipped case."""
 
     name: str
     ok: bool
@@ -28,6 +32,64 @@ class Step:
     seconds: float = 0.0
     cases: list[Case] = field(default_factory=list)
     junit: Path | None = None
+    ran: bool = True
+
+
+def not_run(name: str, why: str) -> Step:
+    return Step(name, True, f"not run: {why}", cases=[Case(name, name, skipped=why)], ran=False)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a run set out to check: the whole gate (`only` empty), or one part of it (`only` names it:
+    the vectors, one transcript, the explorer); `narrowed` names the pytest arguments that selected
+    part of the suite (a PARTIAL run); `listed` counts the tests that failed as --xfails listed them."""
+
+    only: str = ""
+    narrowed: str = ""
+    listed: int = 0
+
+
+def parts(target: Target) -> tuple[list[str], list[str]]:
+    """(the parts of the contract a run checks, the parts it cannot: each with why)."""
+    checked, untested = ["base contract"], []
+    if PREFIX in target.capabilities:
+        checked.append("prefix caching")
+    else:
+        untested.append("prefix caching (not announced)")
+    if target.driver:
+        untested.append("Python surface (a driver has none)")
+    else:
+        checked.append("Python surface")
+    return checked, untested
+
+
+def word(steps: list[Step], scope: Scope) -> str:
+    """PASS, PARTIAL (every step passed, but the suite was narrowed) or FAIL."""
+    if not passed(steps):
+        return "FAIL"
+    return "PARTIAL" if scope.narrowed else "PASS"
+
+
+def certified(target: Target, steps: list[Step], scope: Scope) -> str:
+    """The verdict word with what it certified and what it left untested, e.g. `PASS: base contract,
+    prefix caching (not tested: Python surface (a driver has none))`. A run of one part (`--vectors`,
+    `--replay`, `--exhaustive`) certifies that part only, and says so."""
+    verdict = word(steps, scope)
+    if verdict == "FAIL":
+        return verdict
+    if scope.only:
+        note = "" if PREFIX in target.capabilities else " (prefix caching not announced, not tested)"
+        return f"PASS, {scope.only} only{note}"
+    checked, untested = parts(target)
+    what = ", ".join(checked) if len(checked) > 1 else "base contract only"
+    if untested:
+        what += f" (not tested: {'; '.join(untested)})"
+    if scope.listed:
+        what += f"; {scope.listed} tests failed as --xfails lists them"
+    if scope.narrowed:
+        return f"PARTIAL, not a PASS: only the tests `-- {scope.narrowed}` selects, of {what}"
+    return f"PASS: {what}"
 
 
 def short(detail: str) -> str:
@@ -42,10 +104,19 @@ def short(detail: str) -> str:
     return "\n         ".join(keep[:3])
 
 
-def render(impl: str, profile: str, steps: list[Step], seconds: float) -> str:
-    """The verdict: PASS when every step passed, with one line (and its details) a step."""
-    head = f"=== gate verdict for {impl}, profile {profile or 'default'}: {'PASS' if passed(steps) else 'FAIL'} ({seconds:.0f} s) ==="
-    return "\n".join([head, *(f"{'PASS' if s.ok else 'FAIL'}  {s.name} ({s.seconds:.0f} s): {s.detail}" for s in steps)])
+def render(target: Target, profile: str, steps: list[Step], scope: Scope, seconds: float) -> str:
+    """The verdict: its head line (what it certified), then one line (and its details) a step."""
+    head = f"=== gate verdict for {target.impl}, profile {profile or 'default'} ({seconds:.0f} s): {certified(target, steps, scope)} ==="
+    lines = [head]
+    for s in steps:
+        mark = "NOT RUN" if not s.ran else "PASS" if s.ok else "FAIL"
+        lines.append(f"{mark}  {s.name}" + (f" ({s.seconds:.0f} s)" if s.ran else "") + f": {s.detail.removeprefix('not run: ')}")
+    return "\n".join(lines)
+
+
+def stopped(impl: str, verdict: str, why: str) -> str:
+    """The verdict of a run that ended before its steps could give one (CANNOT RUN, or FAIL)."""
+    return f"\n=== gate verdict for {impl}: {verdict} ===\n{why}"
 
 
 def passed(steps: list[Step]) -> bool:

@@ -1,5 +1,6 @@
 """Suite-wide set-up: the implementation under test (--impl / PAGED_IMPL), Hypothesis profiles,
-the tests a driver skips, and failure transcripts (--transcript).
+the tests a driver skips, failure transcripts (--transcript), the failures a port expects (--xfails,
+tests/xfails.py), and each test's outcome (--outcomes) with its calls into an engine (engine_calls).
 
 Profiles (HYPOTHESIS_PROFILE or --hypothesis-profile): `ci` derandomised with a fixed
 budget, `dev` random (the local default), `thorough` ten times the examples, `mutation`
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 
 import harness
+import xfails
 from oracle.profile import parse as parse_profile
 
 PYTHON_SURFACE = (
@@ -76,13 +78,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--xfails",
         default=None,
         metavar="FILE",
-        help="tests expected to fail (a port in progress): one node id a line, each followed by '# reason'",
+        help=f"tests expected to fail (a port in progress): one a line, {xfails.FORMAT} (tests/xfails.py)",
     )
     parser.addoption(
         "--outcomes",
         default=None,
         metavar="PATH",
-        help="write every test's outcome (and skip reason or first failure line) to PATH as JSON, for ci/gate",
+        help="write every test's outcome (and skip reason or first failure line), the tests selected and the number "
+        "deselected to PATH as JSON, for ci/gate",
     )
     parser.addoption(
         "--transcript",
@@ -92,10 +95,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+XFAILS: dict[str, xfails.Entry] = {}  # --xfails, read in every process (the controller, each worker)
+XFAILS_SECTION = "not the failure listed in --xfails"  # the title of a failing listed test's report section
+
+
 def pytest_configure(config: pytest.Config) -> None:
     harness.set_impl_name(config.getoption("--impl"))
     os.environ["PAGED_IMPL"] = config.getoption("--impl")  # so xdist workers and subprocesses agree
     harness.record_to(config.getoption("--transcript"))
+    if config.getoption("--xfails"):
+        path = config.getoption("--xfails")
+        try:
+            with open(path, encoding="utf-8") as listed:
+                XFAILS.update(xfails.parse(listed.read(), path))
+        except (OSError, xfails.BadEntry) as exc:
+            raise pytest.UsageError(f"--xfails: {exc}") from None
     if config.getoption("--profile") is not None:
         parse_profile(config.getoption("--profile"))  # a bad profile is a usage error, before any test
         harness.set_profile_override(config.getoption("--profile"))
@@ -114,34 +128,10 @@ def run_rank(item: pytest.Item) -> tuple[bool, int]:
     return long, ORDER.index(item.path.name) if item.path.name in ORDER else len(ORDER)
 
 
-def read_xfails(path: str) -> dict[str, str]:
-    """node id (or a prefix of one: a file, a class, a test without its parameters) -> reason."""
-    out: dict[str, str] = {}
-    for number, line in enumerate(open(path, encoding="utf-8").read().splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        node, sep, reason = line.partition("#")
-        if not sep or not reason.strip():
-            raise pytest.UsageError(f"{path}:{number}: every listed test needs a reason: 'NODE_ID  # why it fails'")
-        out[node.strip()] = reason.strip()
-    return out
-
-
-def listed(nodeid: str, xfails: dict[str, str]) -> str | None:
-    for entry, reason in xfails.items():
-        if nodeid == entry or nodeid.startswith((entry + "::", entry + "[")):
-            return reason
-    return None
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     items.sort(key=run_rank)
-    if config.getoption("--xfails"):
-        xfails = read_xfails(config.getoption("--xfails"))
-        for item in items:
-            reason = listed(item.nodeid, xfails)
-            if reason is not None:
-                item.add_marker(pytest.mark.xfail(reason=f"listed in --xfails: {reason}", strict=False))
+    if not hasattr(config, "workerinput"):  # under xdist the controller checks, in the hook below
+        refuse_wide_xfails([item.nodeid for item in items])
     if not harness.is_wire():
         return
     for item in items:
@@ -151,7 +141,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="the benchmark measures our Python module, not a driver"))
 
 
+ENGINE_CALLS = "engine_calls"  # the user property (and outcomes field): calls into the engine during the test
+ENGINE_BEFORE = pytest.StashKey[int | None]()
+
+
+def engine_calls() -> int | None:
+    """The implementation's count of its calls into an engine's own code so far (a module's optional
+    `engine_calls()`, docs/GATING.md), or None when it keeps none."""
+    if harness.is_wire():
+        return None
+    try:
+        count = getattr(harness.raw_impl(), "engine_calls", None)
+    except Exception:  # noqa: BLE001 - a module that cannot load keeps no count; its tests say why it cannot load
+        return None
+    return int(count()) if callable(count) else None
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[ENGINE_BEFORE] = engine_calls()
     for mark in item.iter_markers("needs"):
         missing = set(mark.args) - harness.capabilities()
         if missing:
@@ -159,22 +166,61 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     harness.begin_example()
 
 
+def refuse_wide_xfails(nodeids: list[str]) -> None:
+    problems = xfails.too_wide(XFAILS, nodeids)
+    if problems:
+        raise pytest.UsageError("--xfails: " + "\n".join(problems))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    refuse_wide_xfails(ids)
+
+
+def judge_listed(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
+    """A listed test's report as --xfails says: its expected failure xfailed (the record keeps the actual
+    message), another failure left failed with both texts, a pass an xpass."""
+    listed = XFAILS.get(report.nodeid)
+    if listed is None or report.skipped:
+        return
+    if report.failed and call.excinfo is not None:
+        message = xfails.failure_message(call.excinfo.value)
+        if listed.expects in message:
+            report.outcome, report.wasxfail = "skipped", message  # type: ignore[attr-defined]
+        else:
+            report.sections.append((XFAILS_SECTION, f"{listed.where} expects {listed.expects!r}; the failure is:\n{message}"))
+    elif report.passed and call.when == "call":
+        report.wasxfail = f"listed in {listed.where}, expecting {listed.expects!r}"  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
+    """How many calls the test made into the engine's own code, from its set-up to the end of its call,
+    as a user property of its report (which xdist carries to the controller)."""
+    yield
+    before, after = item.stash.get(ENGINE_BEFORE, None), engine_calls()
+    if before is not None and after is not None:
+        item.user_properties.append((ENGINE_CALLS, after - before))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report = outcome.get_result()
+    judge_listed(report, call)
     if report.failed and call.excinfo is not None:
         path = harness.write_failure(item.nodeid, str(call.excinfo.value))
         if path is not None:
             report.sections.append(("transcript", f"the calls of this failure, as a transcript: {path}"))
 
 
-OUTCOMES: dict[str, dict[str, str]] = {}
+OUTCOMES: dict[str, dict[str, Any]] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Each test's outcome, for --outcomes (under xdist, the controller sees every worker's reports)."""
     entry = OUTCOMES.setdefault(report.nodeid, {"outcome": "passed"})
+    entry.update((name, value) for name, value in report.user_properties if name == ENGINE_CALLS)
     if hasattr(report, "wasxfail"):
         entry["outcome"] = "xfailed" if report.skipped else "xpassed"
         entry["detail"] = str(report.wasxfail)
@@ -186,16 +232,50 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         entry["outcome"] = "failed" if report.when == "call" else "error"
         message = getattr(report.longrepr, "reprcrash", None)
         entry["detail"] = message.message if message is not None else str(report.longrepr).strip().splitlines()[-1]
+        entry["detail"] = next((text for title, text in report.sections if title == XFAILS_SECTION), entry["detail"])
+
+
+# What --outcomes records beside each test's outcome, so that ci/gate can check every selected test has one:
+# the tests pytest selected to run (under xdist, as a worker collected them) and how many it deselected.
+SELECTED: list[str] = []
+DESELECTED: list[int] = [0]
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    """A module skipped as a whole (`allow_module_level`) counts as one skip, as pytest's summary counts it."""
+    if report.skipped:
+        longrepr = report.longrepr
+        OUTCOMES[report.nodeid] = {"outcome": "skipped", "detail": str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)}
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    SELECTED[:] = [item.nodeid for item in session.items]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    SELECTED[:] = list(ids)  # every worker collects the same tests
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    DESELECTED[0] += len(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    DESELECTED[0] = max(DESELECTED[0], int(getattr(node, "workeroutput", {}).get("deselected", 0)))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     harness.stop_drivers()
+    if hasattr(session.config, "workerinput"):  # an xdist worker: its deselections go to the controller
+        session.config.workeroutput["deselected"] = DESELECTED[0]  # type: ignore[attr-defined]
     path = session.config.getoption("--outcomes")
     if path and not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist) writes it
         import json
 
         with open(path, "w", encoding="utf-8") as out:
-            json.dump(OUTCOMES, out, indent=1)
+            json.dump({"selected": SELECTED, "deselected": DESELECTED[0], "tests": OUTCOMES}, out, indent=1)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -109,7 +109,7 @@ def refused(pair: tuple[Any, ModelKVCache], error: type[BaseException], call: st
 
 def written(call: str, args: tuple[Any, ...]) -> str:
     """A call as a message shows it: `append(0, 1, <float16 [2, 3, 4]>, ...)`, an array by its dtype and shape."""
-    shown = (f"<{a.dtype} {list(a.shape)}>" if isinstance(a, np.ndarray) else short(repr(a)) for a in args)
+    shown = (f"<{a.dtype} {list(a.shape)}>" if isinstance(a, np.ndarray) else short(a) for a in args)
     return f"{call}({', '.join(shown)})"
 
 

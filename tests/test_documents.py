@@ -31,6 +31,7 @@ DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "
 NOT_OURS = {
     "./target/release/driver": "a port's own driver binary, in the port's repository",
     "exec:./target/release/driver": "the same, as the gate's --impl",
+    "venv/bin/python": "a port's own virtual environment's interpreter (GATING.md: a driver started through it)",
     "OWNER/paged-kv-cache@COMMIT": "this repository's URL and a commit, as a port's CI pins them",
     "mikepenz/action-junit-report": "a GitHub Action",
     "dorny/test-reporter": "a GitHub Action",

@@ -305,3 +305,16 @@ for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" n
     del globals()[_name]
 for _name in [n for n in globals() if n.startswith("test_nano_") and "nano_vllm" not in WANTED]:
     del globals()[_name]
+
+
+def test_engine_calls_count_the_block_managers_work_not_the_argument_checks(engine: Any) -> None:
+    """`engine_calls()` (what the gate's count of tests that reached the engine reads) moves when the
+    engine's block manager serves a call, and not when the adapter refuses an argument first."""
+    cache = engine.PagedKVCache(4, 2, 1, 1, 2)
+    before = engine.engine_calls()
+    assert_raises(TypeError, "add_seq(1.5)", lambda: cache.add_seq(1.5))
+    assert_raises(KeyError, "append(0, 0, k, v) of an unknown id", lambda: cache.append(0, 0, *kv(1)))
+    assert_equal("engine_calls()", engine.engine_calls(), before, "after two calls the adapter refused")
+    assert_served(cache.add_seq(0), 0, "add_seq(0)")
+    cache.append(0, 0, *kv(1))
+    assert_equal("engine_calls() moved", engine.engine_calls() > before, True, "after add_seq(0) and append(0, 0, k, v)")

@@ -32,8 +32,12 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "ci" / "examples"
 BASE = explore.GEOMETRIES[0]
 
 
-def test_every_short_sequence_agrees() -> None:
-    results = explore.run(harness.impl_name(), 3, profile=str(harness.profile()))
+@pytest.mark.parametrize(
+    "geometry",
+    [pytest.param(g, id=g.name, marks=[pytest.mark.needs("prefix_caching")] if g.prefix_caching else []) for g in explore.GEOMETRIES],
+)
+def test_every_short_sequence_agrees(geometry: explore.Geometry) -> None:
+    results = explore.run(harness.impl_name(), 3, [geometry], profile=str(harness.profile()))
     failed = [r for r in results if r.failure is not None]
     assert_no_difference("\n".join(explore.report(results, harness.impl_name(), None)[1]) if failed else None)
     assert_equal("some geometry walked", bool(results), True, "explore.run")

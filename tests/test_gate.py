@@ -1,7 +1,10 @@
 """The gate itself (paged_gate, `paged-gate`, `ci/gate`): its options, where it finds the suite, its
-verdict's counts, its JUnit XML, and its FAIL path on the broken examples (ci/examples): FAIL (exit 1),
-a transcript at the named place, and a replay of that transcript that fails on the broken cache and
-passes on ours. The FAIL path runs the gate as a command, on a small selection of the suite, in seconds.
+verdict's counts and what it certifies, its JUnit XML, and its FAIL path on the broken examples
+(ci/examples): FAIL (exit 1), a transcript at the named place, and a replay of that transcript that
+fails on the broken cache and passes on ours; the whole gate ends at the first failing vector; an
+implementation that exits, crashes or hangs never gets exit 0. These run the gate as a command, on a
+small selection of the suite, in seconds. One test (marked slow: a venv with the package installed,
+not editable) gates a driver started through that venv's `bin/python` from another folder.
 
 Marked `gate`: mutmut's selection leaves these out (the gate's subprocesses import the unmutated
 paged, so they cannot see a mutant and only cost time there). They test our tooling, not the
@@ -20,10 +23,13 @@ import pytest
 
 import harness
 from paged_gate import junit
-from paged_gate.cli import main, parse
+from paged_gate.cli import main
 from paged_gate.conformance import Outcomes
 from paged_gate.locate import scripts_first, suite_root, vector_files, vectors_dir
-from paged_gate.verdict import Case, Step, short
+from paged_gate.options import parse
+from paged_gate.plan import narrowing, telling_first
+from paged_gate.target import Target
+from paged_gate.verdict import Case, Scope, Step, certified, not_run, short
 
 pytestmark = pytest.mark.gate
 if harness.impl_name() != "paged":  # one skip for the module, as test_engines does
@@ -33,14 +39,16 @@ EXAMPLES = suite_root() / "ci" / "examples"
 BROKEN = ["broken_allocation", "broken_copy_one_layer"]
 
 
-def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m paged_gate ARGS` from cwd, with the broken examples importable; bounded explorer and shrinking."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLES), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
-    env.update(PAGED_EXPLORE_SECONDS="10", PAGED_SHRINK_SECONDS="5")
+def gate(*args: str, cwd: Path, env_extra: dict[str, str] | None = None, command: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`python -m paged_gate ARGS` (or `command ARGS`) from cwd, with the broken examples (and cwd's modules)
+    importable; bounded explorer and shrinking."""
+    path = [str(EXAMPLES), str(cwd), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path).rstrip(os.pathsep))
+    env.update(PAGED_EXPLORE_SECONDS="10", PAGED_SHRINK_SECONDS="5", **(env_extra or {}))
     # The examples are broken under the default profile (broken_allocation's ids are a legal choice
     # under allocation=any): a profile the outer run was given must not reach the gate under test.
     env.pop("PAGED_PROFILE", None)
-    return subprocess.run([sys.executable, "-m", "paged_gate", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([*(command or [sys.executable, "-m", "paged_gate"]), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
 def verdict(run: subprocess.CompletedProcess[str]) -> str:
@@ -54,13 +62,13 @@ def test_every_option_parses_and_paths_become_absolute(tmp_path: Path, monkeypat
     o = parse([
         "--impl", "exec:./driver", "--xfails", "x.txt", "--vectors", "--replay", "r.txt", "--profile", "allocation=any",
         "--exhaustive", "--depth", "3", "--mutmut", "--transcript-out", "t.txt", "--all-failures", "--junit-xml", "j.xml",
-        "--", "-k", "fork", "tests/test_catalog.py",
+        "--partial-ok", "--timeout", "60", "--", "-k", "fork", "tests/test_catalog.py",
     ])
-    assert (o.impl, o.profile, o.depth, o.extra) == ("exec:./driver", "allocation=any", 3, ["-k", "fork", "tests/test_catalog.py"])
-    assert o.vectors and o.exhaustive and o.mutmut and o.all_failures and not o.ours
+    assert (o.impl, o.profile, o.depth, o.timeout, o.extra) == ("exec:./driver", "allocation=any", 3, 60.0, ["-k", "fork", "tests/test_catalog.py"])
+    assert o.vectors and o.exhaustive and o.mutmut and o.all_failures and o.partial_ok and not o.ours and o.channel is None
     assert [o.xfails, o.replay, o.transcript_out, o.junit_xml] == [str(tmp_path / n) for n in ("x.txt", "r.txt", "t.txt", "j.xml")]
     plain = parse([])
-    assert (plain.impl, plain.ours, plain.depth, plain.transcript_out, plain.extra) == ("paged", True, 6, None, [])
+    assert (plain.impl, plain.ours, plain.depth, plain.transcript_out, plain.extra, plain.partial_ok) == ("paged", True, 6, None, [], False)
 
 
 def test_an_exec_command_names_its_files_absolutely(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -75,6 +83,15 @@ def test_an_exec_command_names_its_files_absolutely(tmp_path: Path, monkeypatch:
     assert parse(["--impl", "exec:python 'my driver.py' -m x"]).impl == f"exec:python '{tmp_path / 'my driver.py'}' -m x"
     assert parse(["--impl", "exec:paged-driver --impl paged"]).impl == "exec:paged-driver --impl paged"
     assert parse(["--impl", "broken_allocation"]).impl == "broken_allocation"
+
+
+def test_an_exec_command_keeps_a_venvs_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv's bin/python is a symlink to the base interpreter, which has not the venv's packages: the
+    word is made absolute as it is written, never resolved through the link."""
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "bin" / "python").symlink_to(sys.executable)
+    monkeypatch.chdir(tmp_path)
+    assert parse(["--impl", "exec:venv/bin/python -m paged.driver"]).impl == f"exec:{tmp_path / 'venv' / 'bin' / 'python'} -m paged.driver"
 
 
 def test_the_vectors_are_found_where_the_tests_look_for_them() -> None:
@@ -102,15 +119,67 @@ def test_the_summary_counts_each_outcome_and_skip_reason() -> None:
         "t::d": {"outcome": "skipped", "detail": "Skipped: Python surface, no meaning for a driver"},
         "t::e": {"outcome": "skipped", "detail": "written for allocation=any; the port has ..."},
         "t::f": {"outcome": "skipped", "detail": "needs prefix_caching"},
+        "t::h": {"outcome": "skipped", "detail": "Skipped: the implementation does not have the capability prefix_caching"},
         "t::g": {"outcome": "xpassed", "detail": "listed"},
-    })
+        "u.py": {"outcome": "skipped", "detail": "Skipped: the gate's own tests"},
+    }, selected=[f"t::{n}" for n in "abcdefgh"] + ["t::i"], deselected=4)
     lines = outcomes.summary("x.txt", maxfail=2)
     assert lines[0] == (
-        "7 tests run: 1 passed, 2 failed, 3 skipped (1 Python surface, 1 vector files for other profile values, 1 other), "
-        "0 failed as listed in x.txt; stopped after 2 failures (--all-failures runs every test)"
+        "1 passed, 2 failed, 5 skipped, 0 failed as listed in x.txt (9 tests selected, 1 test files skipped whole; 4 deselected); "
+        "stopped at 2 failures (--all-failures runs every test)"
     )
-    assert lines[1:] == ["  NOW PASSES (take it off x.txt): t::g", "  skipped t::f: needs prefix_caching"]
-    assert outcomes.failures() == ["t::b", "t::c"]
+    assert lines[1:] == [
+        "  skipped: 1 Python surface (a driver has none), 1 needing a capability not announced, 1 vector files for other profile values, 2 others:",
+        "    t::f: needs prefix_caching",
+        "    u.py: the gate's own tests",
+        "  NOW PASSES (take it off x.txt): t::g",
+    ]
+    assert outcomes.failures() == ["t::b", "t::c"] and outcomes.missing() == ["t::i"]
+    assert Outcomes({"t::a": {"outcome": "passed"}}, ["t::a", "t::b"]).summary(None, 1)[0] == (
+        "1 passed, 0 failed, 0 skipped (2 tests selected); 1 selected tests have no outcome (the first: t::b)"
+    )
+
+
+def test_the_verdict_names_what_it_certified() -> None:
+    """PASS names the parts of the contract it checked and those it did not; a narrowed suite is PARTIAL;
+    a run of one part certifies that part only."""
+    ok, bad = [Step("vectors", True, "")], [Step("vectors", True, ""), Step("conformance", False, "")]
+    module = Target("mine", frozenset({"prefix_caching"}), "", "mine.py")
+    bare_driver = Target("exec:./d", frozenset(), "", "./d")
+    assert certified(module, ok, Scope()) == "PASS: base contract, prefix caching, Python surface"
+    assert certified(bare_driver, ok, Scope()) == (
+        "PASS: base contract only (not tested: prefix caching (not announced); Python surface (a driver has none))"
+    )
+    assert certified(module, ok, Scope(listed=2)) == "PASS: base contract, prefix caching, Python surface; 2 tests failed as --xfails lists them"
+    assert certified(module, ok, Scope(narrowed="-m catalog")).startswith("PARTIAL, not a PASS: only the tests `-- -m catalog` selects, of base")
+    assert certified(bare_driver, ok, Scope(only="the conformance vectors")) == (
+        "PASS, the conformance vectors only (prefix caching not announced, not tested)"
+    )
+    assert certified(module, bad, Scope()) == certified(module, bad, Scope(narrowed="-k x")) == "FAIL"
+    assert certified(module, [*ok, not_run("conformance", "the vectors failed first")], Scope()).startswith("PASS")
+
+
+def test_only_arguments_that_select_tests_narrow_the_suite() -> None:
+    assert narrowing([]) == narrowing(["-n", "0", "-v", "--tb=short", "-rA", "-p", "no:randomly", "-q"]) == ""
+    for extra in (["-m", "catalog"], ["-k", "fork"], ["tests/test_catalog.py"], ["-n", "0", "--deselect", "x"], ["-x"]):
+        assert narrowing(extra) == " ".join(extra)
+
+
+def test_the_vectors_that_tell_most_come_first() -> None:
+    names = [p.stem for p in telling_first(vector_files())]
+    assert names[0] == "s01-block-on-boundary" and names[-1].startswith(("prefix-random", "random"))
+    assert sorted(names) == sorted(p.stem for p in vector_files())
+    assert names.index("error-precedence") < names.index("random-1")
+
+
+def test_the_summary_counts_passing_tests_that_reached_the_engine() -> None:
+    tests = {"t::a": {"outcome": "passed", "engine_calls": 3}, "t::b": {"outcome": "passed", "engine_calls": 0}}
+    tests.update({"t::c": {"outcome": "failed", "engine_calls": 2}, "t::d": {"outcome": "passed"}})
+    assert Outcomes(tests).summary(None, 0)[1] == (  # type: ignore[arg-type]
+        "  1 of the 3 passing tests called into the engine's own code (the module's engine_calls() moved); "
+        "1 made no call (the module's own code, or the suite's tests of itself), 1 kept no count (run with another implementation)"
+    )
+    assert Outcomes({"t::a": {"outcome": "passed"}}).summary(None, 0)[1:] == []  # a module that keeps no count
 
 
 def test_a_short_message_drops_hypothesis_report() -> None:
@@ -141,10 +210,10 @@ def test_junit_lists_every_case_and_merges_pytest_report(tmp_path: Path) -> None
     assert [[e.tag for e in c] for c in suites[3]] == [["error"]]
 
 
-def test_an_unreachable_implementation_cannot_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unreachable_implementation_cannot_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PATH", os.environ.get("PATH", ""))  # main() puts the scripts folder first: undone after the test
     assert main(["--impl", "no_such_module_anywhere", "--vectors", "--junit-xml", str(tmp_path / "j.xml")]) == 2
-    assert "=== gate verdict for no_such_module_anywhere: CANNOT RUN ===" in capsys.readouterr().out
+    assert "=== gate verdict for no_such_module_anywhere: CANNOT RUN ===" in capfd.readouterr().out  # printed by the gate's worker process
     assert [c.get("name") for c in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")] == ["gate"]
 
 
@@ -154,7 +223,7 @@ def test_a_broken_cache_fails_with_a_transcript_that_replays(broken: str, tmp_pa
     naming the failures; the transcript's replay fails on the broken cache and passes on ours."""
     transcript, xml = tmp_path / "out" / "t.txt", tmp_path / "gate.xml"
     run = gate("--impl", broken, "--transcript-out", str(transcript), "--junit-xml", str(xml), "--", "tests/test_catalog.py", "-n", "0", cwd=tmp_path)
-    assert run.returncode == 1 and ": FAIL (" in verdict(run), verdict(run)
+    assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), verdict(run)
     assert transcript.is_file() and f"the failure's transcript: {transcript}" in run.stdout
     failures = list(ET.parse(xml).getroot().iter("failure"))
     assert failures, "the JUnit XML names no failure"
@@ -174,7 +243,7 @@ def test_block_ids_outside_the_pool_fail_under_allocation_any(tmp_path: Path) ->
 
 def test_failing_vectors_leave_the_first_as_the_transcript(tmp_path: Path) -> None:
     run = gate("--vectors", "--impl", "broken_allocation", "--transcript-out", str(tmp_path / "t.txt"), cwd=tmp_path)
-    assert run.returncode == 1 and ": FAIL (" in verdict(run), verdict(run)
+    assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), verdict(run)
     first = next(line for line in run.stdout.splitlines() if line.startswith("  FAILED ")).split()[1].rstrip(":")
     assert (tmp_path / "t.txt").read_bytes() == (vectors_dir() / f"{first}.txt").read_bytes()
 
@@ -183,5 +252,125 @@ def test_a_passing_run_removes_a_stale_transcript(tmp_path: Path) -> None:
     stale = tmp_path / "t.txt"
     stale.write_text("an earlier run's transcript\n")
     run = gate("--replay", str(vector_files()[0]), "--impl", "paged", "--transcript-out", str(stale), cwd=tmp_path)
-    assert run.returncode == 0 and ": PASS (" in verdict(run), verdict(run)
+    assert run.returncode == 0 and verdict(run).endswith(f": PASS, the transcript {vector_files()[0].name} only ==="), verdict(run)
     assert not stale.exists()
+
+
+def test_the_whole_gate_ends_at_the_first_failing_vector(tmp_path: Path) -> None:
+    """No `--`: the vectors first, and the first that differs ends the run with its transcript; the
+    explorer and the suite are reported as not run."""
+    run = gate("--impl", "broken_allocation", "--transcript-out", str(tmp_path / "t.txt"), cwd=tmp_path)
+    lines = run.stdout[run.stdout.index("=== gate verdict"):].splitlines()
+    assert run.returncode == 1 and lines[0].endswith(": FAIL ==="), verdict(run)
+    assert lines[1].startswith("FAIL  vectors (") and "stopped at the first that differs" in lines[1], lines
+    assert [line.split(":")[0] for line in lines if line.startswith("NOT RUN")] == [
+        "NOT RUN  explorer, every sequence of <= 3 calls", "NOT RUN  conformance"
+    ]
+    first = next(line for line in lines if line.startswith("  FAILED ")).split()[1].rstrip(":")
+    assert (tmp_path / "t.txt").read_bytes() == (vectors_dir() / f"{first}.txt").read_bytes()
+
+
+# Modules that end the process, or never return: on import, or at a call (stats(), which every vector
+# and test makes). None of them may get exit 0.
+ENDINGS = {
+    "exits_on_import": "import sys\nsys.exit(0)\n",
+    "os_exits_on_import": "import os\nos._exit(0)\n",
+    "hangs_on_import": "import time\ntime.sleep(600)\n",
+    "exits_at_a_call": "import sys\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        sys.exit(0)\n",
+    "os_exits_at_a_call": "import os\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        os._exit(0)\n",
+    "hangs_at_a_call": "import time\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        time.sleep(600)\n",
+    "crashes_at_a_call": "import os, signal\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        os.kill(os.getpid(), signal.SIGSEGV)\n",
+}
+
+
+def write_endings(folder: Path) -> None:
+    for name, text in ENDINGS.items():
+        (folder / f"{name}.py").write_text(text)
+
+
+@pytest.mark.parametrize("name, code, says", [
+    ("exits_on_import", 2, "importing 'exits_on_import' raised SystemExit(0)"),
+    ("os_exits_on_import", 2, "ended (exit status 0) while reaching the implementation"),
+    ("hangs_on_import", 2, "reaching the implementation took longer than 2 s (PAGED_START_SECONDS)"),
+    ("exits_at_a_call", 1, "the implementation raised SystemExit(0) during the vectors step"),
+    ("os_exits_at_a_call", 1, "ended (exit status 0) during the vectors step"),
+    ("crashes_at_a_call", 1, "ended (signal SIGSEGV) during the vectors step"),
+    ("hangs_at_a_call", 2, "the vectors step took longer than 3 s (--timeout)"),
+])
+def test_an_implementation_that_ends_the_process_never_passes(name: str, code: int, says: str, tmp_path: Path) -> None:
+    write_endings(tmp_path)
+    ci_gate = suite_root() / "ci" / "gate"  # in a checkout; the installed gate is the slow test's
+    command = [sys.executable, str(ci_gate)] if ci_gate.is_file() else None
+    # Short limits only where the module hangs: a loaded machine may take seconds to start the others.
+    limits = ["--timeout", "3"] if name == "hangs_at_a_call" else []
+    start = {"PAGED_START_SECONDS": "2" if name == "hangs_on_import" else "120"}
+    run = gate("--impl", name, "--vectors", *limits, cwd=tmp_path, env_extra=start, command=command)
+    word = {1: "FAIL", 2: "CANNOT RUN"}[code]
+    assert run.returncode == code and verdict(run) == f"=== gate verdict for {name}: {word} ===", run.stdout[-2000:]
+    assert says in run.stdout, run.stdout[-2000:]
+
+
+def test_a_suite_that_ends_without_its_record_never_passes(tmp_path: Path) -> None:
+    """os._exit(0) in a test ends pytest (-n 0: no worker to replace) with status 0 and no outcomes record."""
+    write_endings(tmp_path)
+    run = gate("--impl", "os_exits_at_a_call", "--", "tests/test_catalog.py", "-k", "free_restores", "-n", "0", cwd=tmp_path)
+    assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), run.stdout[-2000:]
+    assert "pytest exit 0 (success) with no outcomes record" in run.stdout
+
+
+def test_a_narrowed_suite_is_partial_and_counts_skips_as_pytest_does(tmp_path: Path) -> None:
+    """`-- PATHS -k ...` selects part of the suite: PARTIAL, exit 3 (0 with --partial-ok), never PASS. The
+    verdict's skip count is pytest's, a test file skipped whole included (test_gate's, for a driver)."""
+    args = ["--impl", "exec:paged-driver", "--", "tests/test_gate.py", "tests/test_catalog.py", "-k", "hand_example or bad_arguments", "-n", "0"]
+    run = gate(*args, cwd=tmp_path)
+    assert run.returncode == 3 and "PARTIAL, not a PASS: only the tests `-- tests/test_gate.py" in verdict(run), run.stdout[-3000:]
+    assert ": PASS" not in verdict(run)
+    tail = run.stdout.splitlines()
+    pytest_line = next(line for line in tail if " passed" in line and " skipped" in line and line.startswith("="))
+    skipped = pytest_line.split(" skipped")[0].split()[-1]
+    conformance = next(line for line in tail if line.startswith("PASS  conformance"))
+    assert f" {skipped} skipped (" in conformance and "1 test files skipped whole" in conformance, (pytest_line, conformance)
+    assert gate("--partial-ok", *args, cwd=tmp_path).returncode == 0
+
+
+
+NO_PREFIX = """from paged import OutOfBlocks
+from paged import PagedKVCache as Base
+
+
+class PagedKVCache(Base):
+    def __init__(self, num_blocks, block_size, n_layers, n_kv_heads, d_head):
+        super().__init__(num_blocks, block_size, n_layers, n_kv_heads, d_head)
+"""
+
+
+def test_nothing_replayed_is_no_pass_and_a_port_without_prefix_caching_is_told_so(tmp_path: Path) -> None:
+    """A transcript that needs a capability the port has not is skipped: nothing ran, so no PASS. The
+    vectors pass on such a port, and the verdict says prefix caching was not tested."""
+    (tmp_path / "no_prefix.py").write_text(NO_PREFIX)
+    run = gate("--impl", "no_prefix", "--replay", str(vectors_dir() / "prefix-hit-takes-a-holder.txt"), cwd=tmp_path)
+    assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), run.stdout[-2000:]
+    assert "nothing was replayed, so nothing is certified" in run.stdout
+    run = gate("--impl", "no_prefix", "--vectors", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert verdict(run).endswith(": PASS, the conformance vectors only (prefix caching not announced, not tested) ===")
+
+
+@pytest.mark.slow
+def test_the_installed_gate_runs_a_venvs_driver_and_never_exits_0_without_a_verdict(tmp_path: Path) -> None:
+    """pip install (not editable) into a new venv; from another folder, its paged-gate gates
+    `exec:VENV/bin/python -m paged.driver` (the venv's interpreter, through its symlink), and gives
+    the modules that exit on import exit 2. Slow (a venv and a pip install): `pytest -m slow tests/test_gate.py`,
+    which .ci/run runs."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(suite_root())], check=True, timeout=900)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    installed = [str(venv / "bin" / "paged-gate")]
+    run = gate("--impl", f"exec:{venv}/bin/python -m paged.driver", "--vectors", cwd=elsewhere, command=installed)
+    assert run.returncode == 0 and "PASS, the conformance vectors only" in verdict(run), run.stdout[-3000:] + run.stderr[-2000:]
+    write_endings(elsewhere)
+    for name in ("exits_on_import", "os_exits_on_import"):
+        run = gate("--impl", name, "--vectors", cwd=elsewhere, command=installed)
+        assert run.returncode == 2 and verdict(run) == f"=== gate verdict for {name}: CANNOT RUN ===", run.stdout[-2000:]

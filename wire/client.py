@@ -119,6 +119,10 @@ class DriverProcess:
     def prefetch(self, lines: list[str]) -> None:
         """Send these queries now, in one write; the same requests made next take their answers (`request`)."""
         self.drop_ahead()
+        self.write_ahead(lines)
+
+    def write_ahead(self, lines: list[str]) -> None:
+        """Send these requests after those already ahead of their answers, keeping those."""
         self.send(lines)
         self.ahead.extend(lines)
 
@@ -251,7 +255,9 @@ class DriverProcess:
 
     def stop(self) -> None:
         self.deferred.clear()  # not sent: what a test defers, its next call checks
-        if self.dead is None and self.proc.poll() is None:
+        # Prefetched answers nobody will take (a replay that stopped at its first difference): a quit
+        # would wait for every one of them (130,000 for a range vector), so the driver is killed instead.
+        if self.dead is None and self.proc.poll() is None and not self.ahead:
             try:
                 if self.exchange("quit") == "ok":  # else it does not mean to go: no wait for it
                     self.proc.wait(timeout=5)
@@ -427,6 +433,7 @@ class Session:
         """A session of `spec`, after `hello` if `handshake` (else before it: nothing announced)."""
         self.capabilities: frozenset[str]
         self.profile: str  # the profile it declares, OPTION=VALUE,...
+        self.queued: collections.deque[str] = collections.deque()  # a transcript's requests not yet written (`send_ahead`)
         if spec.startswith("exec:"):
             self.process: DriverProcess | None = DriverProcess(spec[len("exec:") :].strip(), timeout, handshake)
             self.capabilities = self.process.capabilities
@@ -445,21 +452,39 @@ class Session:
                 self.capabilities = frozenset(self.dispatcher.caps)
                 self.profile = ",".join(self.dispatcher.profile)
 
+    WINDOW = 4096  # requests of a transcript written ahead of their answers, at most
+
     def send(self, line: str) -> str:
         if self.process is not None:
+            if self.queued:
+                following = self.process.ahead[0] if self.process.ahead else self.queued[0]
+                if line == following:
+                    self.top_up()
+                else:  # the transcript was left: its requests not yet written never will be
+                    self.queued.clear()
             return self.process.request(line)
         assert self.dispatcher is not None
         return self.dispatcher.handle(line)[0]
 
     def send_ahead(self, transcript: Transcript) -> None:
-        """Write a driver the transcript's requests in one go (up to a `quit`), before their answers are
-        read: each `send` of them then takes its answer, with no round trip each. No answer of a
-        transcript decides its next request. For an in-process module, nothing to do."""
+        """Write a driver the transcript's requests (up to a `quit`) before their answers are read, WINDOW
+        at a time: each `send` of them then takes its answer, with no round trip each (no answer of a
+        transcript decides its next request), and a replay that stops at its first difference leaves
+        the driver at most a window to answer. For an in-process module, nothing to do."""
         if self.process is not None:
             requests = [request for request, _ in transcript.steps]
             if "quit" in requests:
                 requests = requests[: requests.index("quit") + 1]
-            self.process.prefetch(requests)
+            self.process.drop_ahead()
+            self.queued = collections.deque(requests)
+            self.top_up()
+
+    def top_up(self) -> None:
+        """Write the next requests of the transcript once fewer than half a window wait for their answers."""
+        assert self.process is not None
+        if self.queued and len(self.process.ahead) < self.WINDOW // 2:
+            count = min(self.WINDOW - len(self.process.ahead), len(self.queued))
+            self.process.write_ahead([self.queued.popleft() for _ in range(count)])
 
     def replay(self, transcript: Transcript, profile: Profile) -> tuple[Mismatch | None, str | None]:
         """Replay a transcript in this session as it is (its handles are this session's): (its first

@@ -97,6 +97,11 @@ class Geometry:
     def sizes(self) -> tuple[int, int, int, int, int]:
         return (self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head)
 
+    @property
+    def name(self) -> str:
+        """A short id, as a test's parameter: N3-B2-L2-H1-D1, with -prefix for prefix caching."""
+        return "-".join(f"{c}{v}" for c, v in zip("NBLHD", self.sizes)) + ("-prefix" if self.prefix_caching else "")
+
     def __str__(self) -> str:
         n, b, l, h, d = self.sizes
         return f"N={n} B={b} L={l} H={h} D={d}" + (" prefix_caching" if self.prefix_caching else "") + f" ids {','.join(map(str, self.seq_ids))}"

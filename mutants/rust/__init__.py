@@ -5,7 +5,10 @@ r19..r27 transpose the prefix-caching mutants s18..s26, in the same order; r28..
 a port makes: token ids narrowed to u16 (the wire's ids are i64), the eviction order's BTreeMap
 popped from the wrong end (the newest cached block evicted, not the oldest), and a prefix node's
 arena slot reused without a new generation (a sequence's stale reference to a pruned node reads
-as live); r31 transposes s31, the layer and shapes checked before the sequence id.
+as live); r31 transposes s31, the layer and shapes checked before the sequence id; r32 and r33
+are two of the bugs a Rust engineer planted in a port written from the documents (issue 29): a
+slot computed as `p & (B - 1)`, right only when B is a power of two, and fork checking the child
+before the parent.
 
 Every one of the thirteen pitfalls applies to the port, so none is skipped. Two are transposed
 rather than copied:

@@ -11,6 +11,11 @@ vllm_v1.py and nano_vllm.py), which makes it through the engine's own code:
 - the backend's (the engine's): which block a sequence takes, hits, capacity, registration
   of full blocks, references, release order, eviction.
 
+Counted calls: the backends hold the engine's block manager objects through `Engine`, which counts
+every call of one of their methods; `engine_calls()` (exported by each adapter, read by the suite
+before and after each test: docs/GATING.md) says how many there have been, so a test that passed
+without one (an argument check, the suite's own tests) is known not to have reached the engine.
+
 Per-layer lengths: the engine sees one length per sequence. The table must cover the longest
 layer, so the backend grows the engine's sequence to max(lens); a block is full only when every
 layer filled it, so the backend registers up to min(lens) // B blocks.
@@ -18,6 +23,7 @@ layer filled it, so the backend registers up to min(lens) // B blocks.
 
 from __future__ import annotations
 
+import copy
 from types import TracebackType
 from typing import Any, Iterable, Protocol
 
@@ -25,6 +31,40 @@ import numpy as np
 from numpy.typing import NDArray
 
 from paged.checks import as_chunk, as_int, as_sizes, as_tokens, zeroed_pools
+
+
+_calls = 0
+
+
+def engine_calls() -> int:
+    """How many calls into the engine's block manager (methods of objects held through `Engine`) there have been."""
+    return _calls
+
+
+class Engine:
+    """One of the engine's objects, seen through the count: each call of one of its methods adds one.
+    Attributes that are not methods (the engine's fields and containers) are read and set as they are."""
+
+    def __init__(self, target: Any) -> None:
+        object.__setattr__(self, "_target", target)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value):
+            return value
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            global _calls
+            _calls += 1
+            return value(*args, **kwargs)
+
+        return counted
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._target, name, value)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Engine":
+        return Engine(copy.deepcopy(self._target, memo))
 
 
 class OutOfBlocks(RuntimeError):

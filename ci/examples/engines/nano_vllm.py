@@ -41,9 +41,9 @@ import types
 from pathlib import Path
 from typing import Any
 
-from _frontend import Frontend, OutOfBlocks
+from _frontend import Engine, Frontend, OutOfBlocks, engine_calls
 
-__all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE"]
+__all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE", "engine_calls"]
 
 # Measured (tests/test_engines.py and README): one deque of unheld blocks in release order,
 # its front taken; a key registered again moves to the newest block.
@@ -92,7 +92,7 @@ def _sequence_class(block_size: int) -> type:
 
 class _Backend:
     def __init__(self, num_blocks: int, block_size: int, caching: bool) -> None:
-        self.bm = BlockManager(num_blocks, block_size)
+        self.bm = Engine(BlockManager(num_blocks, block_size))  # every call into it counted (engine_calls)
         self.B = block_size
         self.Seq = _sequence_class(block_size)
         self.caching = caching

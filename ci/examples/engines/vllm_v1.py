@@ -39,10 +39,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from _frontend import Frontend, OutOfBlocks
+from _frontend import Engine, Frontend, OutOfBlocks, engine_calls
 import vllm_engine
 
-__all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE"]
+__all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE", "engine_calls"]
 
 # Measured (tests/test_engines.py and README): any free block (LIFO for unhashed blocks), a free
 # block before any cached one, cached blocks evicted in release order; a second block filled
@@ -88,14 +88,14 @@ class _Request:
 
 class _Backend:
     def __init__(self, num_blocks: int, block_size: int, caching: bool) -> None:
-        self.mgr = _v.make_manager(num_blocks + 1, block_size, caching)
-        self.pool = self.mgr.block_pool
-        self.stm = self.mgr.coordinator.single_type_managers[0]
+        mgr = _v.make_manager(num_blocks + 1, block_size, caching)
+        self.mgr, self.pool = Engine(mgr), Engine(mgr.block_pool)  # every call into them counted (engine_calls)
+        self.stm = mgr.coordinator.single_type_managers[0]  # its block lists: fields, read and set, not calls
         self.hasher = _v.get_request_block_hasher(block_size, _v.hash_fn)
         self.caching = caching
         self.reqs: dict[int, _Request] = {}
         self.evictions = 0
-        evict = self.pool._maybe_evict_cached_block
+        evict = mgr.block_pool._maybe_evict_cached_block  # the engine's own, called by the engine
 
         def counted(block: Any) -> bool:
             evicted = evict(block)
@@ -103,7 +103,7 @@ class _Backend:
                 self.evictions += 1
             return bool(evicted)
 
-        self.pool._maybe_evict_cached_block = counted
+        mgr.block_pool._maybe_evict_cached_block = counted
 
     def add(self, sid: int, tokens: list[int]) -> int:
         req = self.reqs[sid] = _Request(f"seq-{sid}", tokens, self.hasher)

@@ -1,0 +1,145 @@
+"""The steps of a run, cheapest first, and the first proof of a bug ends it.
+
+The whole gate replays the conformance vectors (about a second through a compiled driver), then walks
+every call sequence of at most QUICK_DEPTH calls with the explorer, then runs the suite (its cheap,
+broad tests first). Unless --all-failures is given, the first failure ends the run with its transcript:
+the first failing vector, the explorer's shortest sequence, or the suite's first failing test; the
+steps after it are reported as not run. A PASS runs every step. --vectors, --replay and --exhaustive
+run their one step. Arguments after `--` (the suite narrowed) and --xfails (a port in progress, whose
+listed failures only the suite knows) run the suite alone. Each step says what it counted.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from oracle.profile import Profile
+
+from paged_gate.conformance import banner, conformance
+from paged_gate.exhaustive import explored
+from paged_gate.locate import checkout, vector_files
+from paged_gate.options import Options
+from paged_gate.supervise import Channel
+from paged_gate.transcripts import keep, replay_files
+from paged_gate.verdict import Scope, Step, not_run
+
+QUICK_DEPTH = 3  # the explorer's depth in the whole gate: 4 s through the Rust driver on 2 loaded cores (depth 4: 20 s)
+
+
+class Run:
+    """One run's steps in order: where each writes its failure's transcript, and whether the next runs."""
+
+    def __init__(self, o: Options, profile: Profile, out: Path, work: Path, prog: str, channel: Channel) -> None:
+        self.o, self.profile, self.out, self.work, self.prog, self.channel = o, profile, out, work, prog, channel
+        self.done: list[Step] = []
+        self.listed = 0
+
+    def transcript(self, name: str) -> Path:
+        """The named place for the first failure's transcript; a later failure's (--all-failures) goes beside the others."""
+        return self.out if not self.out.exists() else self.work / f"{name.split(',')[0]}-transcript.txt"
+
+    def step(self, name: str, body: Callable[[Path], Step], runs_implementation: bool = True) -> None:
+        """Run one step, unless an earlier one failed and every failure is not wanted."""
+        failed = next((s.name for s in self.done if not s.ok), None)
+        if failed is not None and not self.o.all_failures:
+            self.done.append(not_run(name, f"the {failed} step failed first (--all-failures runs every step)"))
+            return
+        self.channel.enter(f"the {name} step", runs_implementation)
+        start = time.monotonic()
+        step = body(self.transcript(name))
+        step.seconds = time.monotonic() - start
+        self.done.append(step)
+
+    def vectors(self, out: Path, stop_at_first: bool) -> Step:
+        paths = [Path(self.o.replay)] if self.o.replay else telling_first(vector_files())
+        banner(f"replaying {self.o.replay or f'{len(paths)} vectors'} against {self.o.impl}")
+        ok, detail, cases = replay_files(self.o.impl, paths, self.profile, stop_at_first)
+        first = next((p for p, c in zip(paths, cases) if c.failure is not None), None)
+        if first is not None and not self.o.replay:
+            detail += f"\n  the first failing vector, as the transcript: {keep(first, out)}; replay it alone: {self.prog} --replay {out} --impl '{self.o.impl}'"
+        return Step("replay" if self.o.replay else "vectors", ok, detail, cases=cases)
+
+    def explorer(self, out: Path, depth: int) -> Step:
+        banner(f"every call sequence of <= {depth} calls against {self.o.impl} (wire/explore.py)")
+        ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile))
+        walked = [c for c in cases if c.skipped is None]
+        if ok and (not walked or len(walked) < len(cases)):
+            ok, detail = False, detail + f"\n      {len(walked)} of {len(cases)} geometries walked to depth {depth}: no guarantee for the others"
+        return Step(f"explorer, every sequence of <= {depth} calls", ok, detail, cases=cases)
+
+    def suite(self, out: Path) -> Step:
+        banner(f"conformance suite against {self.o.impl}")
+        ok, detail, report, self.listed = conformance(
+            self.o.impl, self.profile, xfails=self.o.xfails, extra=self.o.extra, transcript_out=out, work=self.work,
+            maxfail=0 if self.o.all_failures else 1, prog=self.prog,
+        )
+        return Step("conformance", ok, detail, junit=report)
+
+
+def telling_first(paths: list[Path]) -> list[Path]:
+    """The vectors in the order their failure tells most: the seed's example and pitfalls, then the rest by
+    name, the seeded random ones last (a targeted vector names the bug; a random one only shows it)."""
+    def rank(path: Path) -> tuple[int, str]:
+        name = path.stem
+        first = name.startswith("seed-") or (name[:1] == "s" and name[1:3].isdigit())
+        return (0 if first else 2 if "random-" in name else 1), name
+
+    return sorted(paths, key=rank)
+
+
+def source_step(name: str, cmd: list[str], root: Path, says: str) -> Step:
+    """A step of the source checkout (the planted mutants, mutmut), run as a command."""
+    banner(name)
+    print("$ " + " ".join(cmd), flush=True)
+    ok = subprocess.call(cmd, cwd=root) == 0
+    return Step(name, ok, says if ok else "see the output above")
+
+
+def steps(o: Options, profile: Profile, out: Path, work: Path, prog: str, channel: Channel) -> tuple[list[Step], Scope]:
+    """Run the steps the options select, in order; the steps and what the run set out to check."""
+    run = Run(o, profile, out, work, prog, channel)
+    if o.exhaustive:
+        run.step("exhaustive", lambda path: run.explorer(path, o.depth))
+        return run.done, Scope(only=f"every call sequence of <= {o.depth} calls on the explorer's geometries")
+    if o.replay or o.vectors:
+        run.step("replay" if o.replay else "vectors", lambda path: run.vectors(path, stop_at_first=False))
+        return run.done, Scope(only=f"the transcript {Path(o.replay).name}" if o.replay else "the conformance vectors")
+    whole = not o.extra and not o.xfails
+    if whole:
+        run.step("vectors", lambda path: run.vectors(path, stop_at_first=not o.all_failures))
+        run.step(f"explorer, every sequence of <= {QUICK_DEPTH} calls", lambda path: run.explorer(path, QUICK_DEPTH))
+    run.step("conformance", run.suite)
+    root = checkout()
+    if o.ours and root is not None:
+        run.step("planted mutants", lambda _: source_step("planted mutants", [sys.executable, "-m", "mutants"], root, "kill rate >= 0.80, no errors"), False)
+    if o.mutmut and root is not None:
+        run.step("mutmut", lambda _: source_step("mutmut", [str(root / "ci" / "mutation")], root, "score >= MUTATION_THRESHOLD"), False)
+    return run.done, Scope(narrowed=narrowing(o.extra), listed=run.listed)
+
+
+# Arguments after `--` that change only how pytest reports or spreads the run (True: the option takes a
+# value); any other argument narrows the suite, and the run is PARTIAL.
+QUIET = {
+    "-n": True, "--numprocesses": True, "--dist": True, "--tb": True, "-r": True, "--capture": True, "--color": True,
+    "--durations": True, "-p": True, "-v": False, "-vv": False, "-vvv": False, "--verbose": False, "-q": False,
+    "--quiet": False, "-s": False, "--no-header": False, "-l": False, "--showlocals": False,
+}
+
+
+def narrowing(extra: list[str]) -> str:
+    """The arguments after `--`, when one of them narrows the suite (a test path, -k, -m, --deselect, ...); else ""."""
+    i = 0
+    while i < len(extra):
+        arg = extra[i]
+        name = arg.split("=", 1)[0]
+        if name in QUIET:
+            i += 2 if QUIET[name] and "=" not in arg else 1
+        elif arg[:2] in ("-n", "-r", "-p") and len(arg) > 2 and not arg.startswith("--"):
+            i += 1  # a value attached: -n0, -rA, -pno:randomly
+        else:
+            return " ".join(extra)
+    return ""
