@@ -36,7 +36,7 @@ def test_hand_example_block_table(impl: ModuleType) -> None:
         assert_equal('block_table(0)', cache.block_table(0).tolist(), table, f"block_table(0) after token {t}")
         stats = cache.stats()
         assert_equal('(stats()["free"], stats()["used"])', (stats["free"], stats["used"]), (free, used), f"stats() after token {t}")
-        assert_equal('num_free_blocks()', cache.num_free_blocks(), free, f"num_free_blocks() after token {t}")
+        assert_equal('num_free_blocks()', cache.num_free_blocks(), free, 'num_free_blocks()')
         assert_matches_model(cache, model, when=f" after token {t}")
     k, v = cache.gather(0, 0)
     assert_equal('k[0, :, 0]', k[0, :, 0].tolist(), [0.5, 1.5, 2.5, 3.5, 4.5], 'k[0, :, 0]')
@@ -70,7 +70,6 @@ def test_gather_preserves_head_token_dimension_order(impl: ModuleType) -> None:
     assert_equal('gather(7, 0) k is C-contiguous', got_k.flags.c_contiguous, True, 'gather(7, 0)')
     assert_same_bits('gather(7, 0) k', got_k, k.astype(np.float16), 'gather(7, 0): h*100 + t*10 + d at [h, t, d]')
     assert_same_bits('gather(7, 0) v', got_v, v.astype(np.float16), 'gather(7, 0): -(h*100 + t*10 + d) - 1 at [h, t, d]')
-    assert_matches_model(cache, model)
 
 
 def test_gather_matches_contiguous_float16(impl: ModuleType) -> None:
