@@ -7,6 +7,10 @@ its block stays in the table. So each oracle block is bound to the port's id whe
 a table, and the binding lasts until the block goes back to the pool (its lifetime ends:
 `ModelKVCache.lifetime`, or a transcript's `# released` line); one permutation for a whole
 run would not hold, since ids are recycled.
+
+Under every profile a port's ids are blocks of its pool, 0 .. N-1 (`outside_pool`; a port with a
+reserved block reports its ids after the shift it documents, as the vLLM adapter does): a renaming
+is of the pool's ids among themselves, never into ids the pool does not have.
 """
 
 from __future__ import annotations
@@ -14,10 +18,21 @@ from __future__ import annotations
 from typing import Sequence
 
 
-class BlockNames:
-    """The bijection between the oracle's block ids and the port's, for blocks whose lifetime goes on."""
+def outside_pool(what: str, ids: Sequence[int], num_blocks: int) -> str | None:
+    """None when every id is a block of a pool of `num_blocks`, 0 .. num_blocks-1; else the first that is
+    not, in the suite's format (after `what`, a table's name)."""
+    for i, block in enumerate(ids):
+        if not 0 <= block < num_blocks:
+            return f"{what}[{i}]={block}, but should be a block id of the pool, 0..{num_blocks - 1} (num_blocks={num_blocks})"
+    return None
 
-    def __init__(self) -> None:
+
+class BlockNames:
+    """The bijection between the oracle's block ids and the port's (ids of a pool of `num_blocks`), for
+    blocks whose lifetime goes on."""
+
+    def __init__(self, num_blocks: int) -> None:
+        self.num_blocks = num_blocks
         self._port_of: dict[int, int] = {}  # oracle id -> port id
         self._oracle_of: dict[int, int] = {}  # port id -> oracle id
         self._where: dict[int, str] = {}  # oracle id -> where the binding was made, for messages
@@ -31,7 +46,11 @@ class BlockNames:
 
     def check(self, what: str, got: Sequence[int], want: Sequence[int]) -> str | None:
         """None when the port's table `got` is the oracle's `want` up to the renaming, binding new
-        entries; else the first entry that breaks it, in the suite's format (after `what`)."""
+        entries; else the first entry that breaks it, in the suite's format (after `what`). An id outside the
+        pool breaks it first, whatever the oracle's table."""
+        outside = outside_pool(what, got, self.num_blocks)
+        if outside is not None:
+            return outside
         if len(got) != len(want):
             return f"{what} has {len(got)} blocks, but should have {len(want)}: {list(got)} for the oracle's {list(want)}"
         for i, (port, oracle) in enumerate(zip(got, want)):
@@ -55,7 +74,7 @@ class BlockNames:
 
     def copy(self) -> BlockNames:
         """An independent copy (the exhaustive explorer's paths branch)."""
-        new = BlockNames()
+        new = BlockNames(self.num_blocks)
         new._port_of, new._oracle_of, new._where = dict(self._port_of), dict(self._oracle_of), dict(self._where)
         return new
 

@@ -9,10 +9,11 @@ values as bits and numbers). Helper frames are hidden from tracebacks.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
+from oracle.renaming import outside_pool
 from wire.diff import array_difference, list_difference, shorten
 
 
@@ -67,3 +68,47 @@ def assert_same_bits(what: str, got: Any, want: Any, call: str) -> None:
     __tracebackhide__ = True
     if not same_bits(got, want):
         raise AssertionError(message(what, got, want, call))
+
+
+def assert_table(what: str, got: Any, want: Any, num_blocks: int, call: str) -> None:
+    """A block table (a list): every id a block of the pool, 0 .. num_blocks-1 (under every profile), then the
+    oracle's table."""
+    __tracebackhide__ = True
+    outside = outside_pool(what, got, num_blocks)
+    if outside is not None:
+        raise AssertionError(f"{outside} [{call}]")
+    assert_equal(what, got, want, call)
+
+
+def assert_served(got: Any, want: int, call: str) -> None:
+    """add_seq's answer: an `int` (not None, not a bool, not a NumPy integer) and the oracle's, the positions
+    served from the cache (0 with prefix caching off). The suite's one check of it: every add_seq it makes
+    on the cache under test is checked here (or, sent ahead to a driver, by `wire.client` with the oracle's
+    answer)."""
+    __tracebackhide__ = True
+    assert_equal(f"type({call})", type(got).__name__, "int", call)
+    assert_equal(call, got, want, f"{call}: the positions served from the cache")
+
+
+Error = TypeVar("Error", bound=BaseException)
+
+
+def assert_raises(error: type[Error], call: str, make: Callable[[], Any]) -> Error:
+    """`make()`, the call written `call`, raises `error` (the oracle's or the contract's); returns it. Else the
+    message says what the call did instead: returned a value, or raised another type."""
+    __tracebackhide__ = True
+    try:
+        result = make()
+    except error as exc:
+        return exc
+    except Exception as exc:  # noqa: BLE001 - another type is the port's answer, reported in the format
+        raise AssertionError(f"{call} raised {type(exc).__name__}({short(str(exc))}), but should raise {error.__name__} [{call}]") from exc
+    raise AssertionError(f"{call} returned {short(result)}, but should raise {error.__name__} [{call}]")
+
+
+def assert_no_difference(difference: str | None, context: str = "") -> None:
+    """A difference the suite's own machinery found and worded in the format (a transcript replay's Mismatch,
+    the renaming's check, the explorer's report): None passes; else it is the failure, with `context` after it."""
+    __tracebackhide__ = True
+    if difference is not None:
+        raise AssertionError(f"{difference}{context}")

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import numpy as np
 
 import assertions
-from assertions import assert_equal, assert_same_bits, same_bits
+from assertions import assert_equal, assert_same_bits, assert_table
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import Profile, hint
@@ -197,16 +197,30 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
     for s in model.tables:
         table = cache.block_table(s)
         assert_equal(f"block_table({s}).dtype", str(table.dtype), "int32", f"block_table({s}){when}")
-        assert_equal(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), f"block_table({s}){when}")
+        assert_table(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), model.num_blocks, f"block_table({s}){when}")
         for layer in range(model.n_layers):
             assert_equal(f"seq_len({s}, {layer})", cache.seq_len(s, layer), model.seq_len(s, layer), f"seq_len({s}, {layer}){when}")
     for s in gathered:
         for layer in layers:
             got, want = cache.gather(s, layer), model.gather(s, layer)
             for name, g, w in zip("kv", got, want):
-                assert isinstance(g, np.ndarray) and g.flags.c_contiguous, f"gather({s}, {layer}) {name} is not a C-contiguous array{when}"
+                contiguous = isinstance(g, np.ndarray) and g.flags.c_contiguous
+                assert_equal(f"gather({s}, {layer}) {name} is a C-contiguous ndarray", contiguous, True, f"gather({s}, {layer}){when}")
                 assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer}){when}")
     return stats
+
+
+def first_kv_difference(cache: Any, model: ModelKVCache, seqs: Iterable[int]) -> str | None:
+    """The first K or V value the cache holds that differs from the model's, over the given sequences and every
+    layer: `gather(1, 0) v[head=0, pos=3, dim=2]=..., but should be ...`, with both values; None when none does.
+    For a failure seen through a computation on the data (the toy decoder's logits), to say where it began."""
+    for s in seqs:
+        for layer in range(model.n_layers):
+            for name, got, want in zip("kv", cache.gather(s, layer), model.gather(s, layer)):
+                how = assertions.differs(got, want)
+                if how is not None:
+                    return f"gather({s}, {layer}) {name}{how}"
+    return None
 
 
 RECORDER = Recorder()

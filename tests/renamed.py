@@ -4,7 +4,7 @@ Each cache made through `RenamedImpl` runs a shadow `ModelKVCache` of the same p
 the same calls. `block_table` checks the port's table against the shadow's up to the renaming
 of `oracle.renaming` (sharing, and each block's id for its lifetime, stay exact) and returns
 it in the oracle's ids, so every test that compares tables, the seed's literal `[0, 1, 2]`
-included, runs unchanged. A broken renaming fails the call with the suite's message. All
+included, runs unchanged. Every id must be a block of the pool, 0 .. N-1, as under every profile. A broken renaming fails the call with the suite's message. All
 other calls are the port's own answers.
 """
 
@@ -37,13 +37,15 @@ class RenamedCache:
             self._shadow: ModelKVCache | None = TablesOnly(*sizes, profile=profile, **kwargs)
         except Exception:  # noqa: BLE001 - the port accepted sizes the oracle refuses: the test says so
             self._shadow = None
-        self._names = BlockNames()
+        self._names = BlockNames(self._shadow.num_blocks if self._shadow is not None else 0)
         self._follow = True  # the shadow gets every call (until a caller's own model is adopted)
         self._seen = 0  # how much of the shadow's log of ended lifetimes the names have seen
 
     def adopt(self, model: ModelKVCache) -> None:
         """Read the ids through `model`, which the caller drives with the same calls, made first (a state
         machine's own oracle), instead of a shadow of this cache's own: the same check at half the cost."""
+        if self._shadow is None:  # no shadow could be made of these sizes: no name is bound yet
+            self._names = BlockNames(model.num_blocks)
         self._shadow, self._follow, self._seen = model, False, len(model.ended)
 
     def _both(self, name: str, *args: Any) -> Any:

@@ -6,7 +6,7 @@ Tested themselves in test_strategies.py.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, NamedTuple
 
 from hypothesis import strategies as st
 
@@ -19,7 +19,7 @@ from paged_gate.chunks import INPUT_DTYPES, TRICKY, TRICKY_INTS, make_chunk, mak
 # install, without hypothesis); re-exported here, the tests' one place to import them from.
 
 __all__ = [
-    "INPUT_DTYPES", "TRICKY", "TRICKY_INTS", "Geometry", "blocks_needed", "geometries", "held_elsewhere",
+    "INPUT_DTYPES", "TRICKY", "TRICKY_INTS", "Geometry", "blocks_needed", "geometries",
     "make_chunk", "make_values", "model_blocks_needed", "seed_token", "tokens_needing",
 ]
 
@@ -77,12 +77,6 @@ def tokens_needing(needed: Callable[[int], int], blocks: int, limit: int, longes
         elif n > blocks:
             break
     return found
-
-
-def held_elsewhere(tables: Iterable[list[int]]) -> Callable[[int], bool]:
-    """`shared` for blocks_needed from public calls only: a block another live table holds."""
-    others = {b for table in tables for b in table}
-    return others.__contains__
 
 
 def model_blocks_needed(model: ModelKVCache, seq: int, layer: int, tokens: int) -> int:

@@ -6,7 +6,6 @@ tables below are compared up to a renaming of block ids (tests/renamed.py).
 
 from __future__ import annotations
 
-import math
 from types import ModuleType
 from typing import Any
 
@@ -17,10 +16,9 @@ from hypothesis import strategies as st
 
 import harness
 from assertions import assert_equal
-from harness import assert_matches_model, snapshot
-from programs import GEOMETRY, OP, both, new_cache, run, run_program
+from harness import assert_matches_model
+from programs import GEOMETRY, OP, both, new_cache, refused, run, run_program
 from strategies import make_chunk
-
 
 
 def test_allocation_takes_the_lowest_free_block_after_frees_and_copies(impl: ModuleType) -> None:
@@ -43,15 +41,19 @@ def test_allocation_takes_the_lowest_free_block_after_frees_and_copies(impl: Mod
 
 
 def test_stats_are_plain_ints_that_add_up(impl: ModuleType) -> None:
-    cache = impl.PagedKVCache(5, 2, 1, 2, 3)
-    cache.add_seq(0)
-    cache.append(0, 0, *make_chunk(2, 3, 3, 1))
+    cache, model = both(impl, 5, 2, 1, 2, 3)
+    run((cache, model), "add_seq", 0)
+    run((cache, model), "append", 0, 0, *make_chunk(2, 3, 3, 1))
     stats = cache.stats()
-    assert_equal('set(stats)', set(stats), {"free", "used", "cached", "evictions"}, 'set(stats)')
-    assert all(type(value) is int for value in stats.values()), stats
-    assert_equal('stats', stats, {"free": 3, "used": 2, "cached": 0, "evictions": 0}, 'stats')
-    assert type(cache.num_free_blocks()) is int and cache.num_free_blocks() == 3
-    assert type(cache.seq_len(0)) is int
+    assert_equal("sorted(stats())", sorted(stats), sorted(model.stats()), "stats()")
+    assert_equal("stats() types", {k: type(v).__name__ for k, v in stats.items()}, {k: "int" for k in model.stats()}, "stats()")
+    assert_equal("stats()", stats, model.stats(), "stats()")
+    for what, got, want in (
+        ("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks()),
+        ("seq_len(0)", cache.seq_len(0), model.seq_len(0)),
+    ):
+        assert_equal(f"type({what})", type(got).__name__, "int", what)
+        assert_equal(what, got, want, what)
 
 
 def test_a_pool_of_one_block(impl: ModuleType) -> None:
@@ -59,43 +61,37 @@ def test_a_pool_of_one_block(impl: ModuleType) -> None:
     one = np.ones((1, 1, 1))
     run((cache, model), "add_seq", 0)
     run((cache, model), "append", 0, 0, np.ones((1, 2, 1)), np.ones((1, 2, 1)))
-    before = snapshot(cache, [0], 1)
-    with pytest.raises(impl.OutOfBlocks):  # positions 2 and 3: a second block
-        cache.append(0, 0, np.ones((1, 2, 1)), np.ones((1, 2, 1)))
-    assert_equal('snapshot(cache, [0], 1)', snapshot(cache, [0], 1), before, 'snapshot(cache, [0], 1)')
+    refused((cache, model), impl.OutOfBlocks, "append", 0, 0, np.ones((1, 2, 1)), np.ones((1, 2, 1)))  # positions 2 and 3: a second block
+    assert_matches_model(cache, model, when=", after the refused append")  # the model, unchanged by its error
     run((cache, model), "fork", 0, 1)
     for writer in (1, 0):
-        with pytest.raises(impl.OutOfBlocks):  # the shared block would need a copy
-            cache.append(writer, 0, one, one)
-    assert_equal('snapshot(cache, [0], 1)', snapshot(cache, [0], 1), before, 'snapshot(cache, [0], 1)')
+        refused((cache, model), impl.OutOfBlocks, "append", writer, 0, one, one)  # the shared block would need a copy
+    assert_matches_model(cache, model, when=", after the refused appends")
     run((cache, model), "free", 0)
     run((cache, model), "append", 1, 0, one * 5, one * 6)  # the child alone holds block 0: written in place
     assert_equal('block_table(1)', cache.block_table(1).tolist(), [0], 'block_table(1)')
     assert_matches_model(cache, model)
     run((cache, model), "free", 1)
-    assert_equal('stats()["free"]', cache.stats()["free"], 1, 'stats()["free"]')
+    assert_matches_model(cache, model)
 
 
 @given(geometry=GEOMETRY, num_blocks=st.integers(1, 16), ops=st.lists(OP, max_size=40), order=st.randoms(use_true_random=False))
 def test_freeing_every_sequence_returns_every_block(
     geometry: tuple[int, int, int, int], num_blocks: int, ops: list[tuple[Any, ...]], order: Any
 ) -> None:
-    cache = new_cache(num_blocks, geometry)
-    live = run_program(cache, ops, geometry)
-    held = set()
-    for s in live:
-        held.update(cache.block_table(s).tolist())
-    assert cache.stats()["used"] == len(held), "used blocks are not exactly those the live tables hold"
+    """After a random program, used is what the model's live tables hold; freeing every sequence, in any
+    order, returns every block, and a fresh sequence can take them all, lowest id first."""
+    cache, model = new_cache(num_blocks, geometry)
+    live = run_program(cache, model, ops, geometry)
+    assert_matches_model(cache, model)
     order.shuffle(live)
     for s in live:
-        cache.free(s)
-    stats = cache.stats()
-    assert stats["free"] == num_blocks and stats["used"] == 0 and cache.num_free_blocks() == num_blocks, stats
-    # every block is really free again: a fresh sequence can take them all, lowest id first
+        run((cache, model), "free", s)
+    assert_matches_model(cache, model)
     bs, n_layers, heads, dims = geometry
-    cache.add_seq(0)
-    cache.append(0, 0, *make_chunk(heads, num_blocks * bs, dims, 1, "float32", False))
-    assert cache.block_table(0).tolist() == list(range(num_blocks))
+    run((cache, model), "add_seq", 0)
+    run((cache, model), "append", 0, 0, *make_chunk(heads, num_blocks * bs, dims, 1, "float32", False))
+    assert_matches_model(cache, model)
     cache.close()
 
 

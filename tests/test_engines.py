@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import harness
+from assertions import assert_equal, assert_no_difference, assert_raises, assert_same_bits, assert_served
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import parse as parse_profile
@@ -77,34 +78,27 @@ def compare(cache: Any, model: ModelKVCache, names: BlockNames, seen: list[int],
     for block in model.ended[seen[0] :]:
         names.release(block)
     seen[0] = len(model.ended)
-    assert cache.stats() == model.stats(), f"{what}: stats {cache.stats()} != {model.stats()}"
-    assert cache.num_free_blocks() == model.num_free_blocks(), what
+    assert_equal("stats()", cache.stats(), model.stats(), f"stats(), {what}")
+    assert_equal("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks(), f"num_free_blocks(), {what}")
     for s in model.tables:
-        problem = names.check(f"{what}: block_table({s})", cache.block_table(s).tolist(), model.block_table(s).tolist())
-        assert problem is None, problem
+        assert_no_difference(names.check(f"block_table({s})", cache.block_table(s).tolist(), model.block_table(s).tolist()), f" [block_table({s}), {what}]")
         for layer in range(model.n_layers):
-            assert cache.seq_len(s, layer) == model.seq_len(s, layer), f"{what}: seq_len({s}, {layer})"
-            for g, w in zip(cache.gather(s, layer), model.gather(s, layer)):
-                assert g.shape == w.shape and g.tobytes() == w.tobytes(), f"{what}: gather({s}, {layer})"
+            assert_equal(f"seq_len({s}, {layer})", cache.seq_len(s, layer), model.seq_len(s, layer), f"seq_len({s}, {layer}), {what}")
+            for name, g, w in zip("kv", cache.gather(s, layer), model.gather(s, layer)):
+                assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer}), {what}")
 
 
 def call(cache: Any, model: ModelKVCache, name: str, *args: Any) -> Any:
+    """The call on the model, then on the adapter's cache: the model's error kind, or its answer (add_seq's count)."""
+    written = f"{name}{args[:2]!r}"
     try:
         want: Any = getattr(model, name)(*args)
     except Exception as exc:  # noqa: BLE001 - the model's error is the expectation
-        want = exc
-    try:
-        got: Any = getattr(cache, name)(*args)
-    except Exception as exc:  # noqa: BLE001
-        got = exc
-    if isinstance(want, BaseException):
-        expected = type(want) if not isinstance(want, ModelOutOfBlocks) else type(cache).__module__
-        ok = isinstance(got, type(want)) if not isinstance(want, ModelOutOfBlocks) else type(got).__name__ == "OutOfBlocks"
-        assert ok, f"{name}{args[:2]}: model raised {want!r}, the engine gave {got!r} ({expected})"
-    else:
-        assert not isinstance(got, BaseException), f"{name}{args[:2]}: the engine raised {got!r}, the model gave {want!r}"
-        if name == "add_seq":
-            assert got == want, f"add_seq{args[:1]}: served {got}, the model {want}"
+        error = sys.modules[type(cache).__module__].OutOfBlocks if isinstance(exc, ModelOutOfBlocks) else type(exc)
+        return assert_raises(error, written, lambda: getattr(cache, name)(*args))
+    got = getattr(cache, name)(*args)
+    if name == "add_seq":
+        assert_served(got, want, written)
     return got
 
 
@@ -113,7 +107,7 @@ def session(mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = 
     geometry = (rng.randint(3, 12), rng.choice([1, 2, 3, 4]), rng.randint(1, 3), 1, 2)
     cache = mod.PagedKVCache(*geometry, prefix_caching=prefix)
     model = ModelKVCache(*geometry, prefix_caching=prefix, profile=parse_profile(mod.PROFILE))
-    names, seen = BlockNames(), [0]
+    names, seen = BlockNames(geometry[0]), [0]
     bs = geometry[1]
     live: list[int] = []
     next_id = 0
@@ -151,6 +145,11 @@ def session(mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = 
         compare(cache, model, names, seen, f"seed {seed} step {step} ({op})")
 
 
+def engine_model(engine: Any, *sizes: int) -> ModelKVCache:
+    """The oracle under the adapter's profile, with prefix caching on."""
+    return ModelKVCache(*sizes, prefix_caching=True, profile=parse_profile(engine.PROFILE))
+
+
 # -- random sessions against the oracle ---------------------------------------------------------
 
 
@@ -177,25 +176,24 @@ def test_vllm_prefix_caching_shared_prompts_matches_the_oracle(seed: int) -> Non
 def test_vllm_block_zero_is_reserved_and_ids_are_shifted() -> None:
     mod = adapter("vllm_v1")
     c = mod.PagedKVCache(4, 2, 1, 1, 2)
-    assert c.num_free_blocks() == 4
-    c.add_seq(0)
+    assert_equal("num_free_blocks()", c.num_free_blocks(), 4, "a pool of 4, the null block aside")
+    assert_served(c.add_seq(0), 0, "add_seq(0)")
     c.append(0, 0, *kv(8))
-    assert c.block_table(0).tolist() == [0, 1, 2, 3]  # engine blocks 1..4
-    with pytest.raises(mod.OutOfBlocks):
-        c.append(0, 0, *kv(1))
+    assert_equal("block_table(0)", c.block_table(0).tolist(), [0, 1, 2, 3], "engine blocks 1..4, shifted")
+    assert_raises(mod.OutOfBlocks, "append(0, 0) of one more position", lambda: c.append(0, 0, *kv(1)))
 
 
 def test_vllm_free_order_lifo_for_unhashed_blocks() -> None:
     """Caching off: a request's blocks are freed tail first to the front: the next takes its last block."""
     mod = adapter("vllm_v1")
     c = mod.PagedKVCache(8, 4, 1, 1, 2)
-    c.add_seq(0)
+    assert_served(c.add_seq(0), 0, "add_seq(0)")
     c.append(0, 0, *kv(12))
-    assert c.block_table(0).tolist() == [0, 1, 2]
+    assert_equal("block_table(0)", c.block_table(0).tolist(), [0, 1, 2], "block_table(0)")
     c.free(0)
-    c.add_seq(1)
+    assert_served(c.add_seq(1), 0, "add_seq(1)")
     c.append(1, 0, *kv(4))
-    assert c.block_table(1).tolist() == [2]  # ENGINES.md: the queue is [3, 2, 1, ...] in engine ids
+    assert_equal("block_table(1)", c.block_table(1).tolist(), [2], "ENGINES.md: the queue is [3, 2, 1, ...] in engine ids")
 
 
 def test_vllm_duplicates_keep_both_blocks_registered() -> None:
@@ -205,32 +203,31 @@ def test_vllm_duplicates_keep_both_blocks_registered() -> None:
     c = mod.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
     prompt = [1, 2, 3, 4, 5]
     for s in (0, 1):
-        assert c.add_seq(s, prompt) == 0
+        assert_served(c.add_seq(s, prompt), 0, f"add_seq({s}, {prompt})")
     for s in (0, 1):
         c.append(s, 0, *kv(5))
     first = c.block_table(0).tolist()
     c.free(1)
-    assert c.stats()["cached"] == 2  # the oracle: 0 (duplicates=first: seq 1's blocks were never registered)
+    assert_equal('stats()["cached"]', c.stats()["cached"], 2, "free(1): the oracle's duplicates=first gives 0, seq 1's blocks never registered")
     c.free(0)
-    assert c.stats()["cached"] == 4  # the oracle: 2
-    assert c.add_seq(2, prompt) == 4
-    assert c.block_table(2).tolist() == first[:2]  # a hit takes the block registered first
+    assert_equal('stats()["cached"]', c.stats()["cached"], 4, "free(0): the oracle's duplicates=first gives 2")
+    assert_served(c.add_seq(2, prompt), 4, f"add_seq(2, {prompt})")
+    assert_equal("block_table(2)", c.block_table(2).tolist(), first[:2], "a hit takes the block registered first")
 
 
 def test_vllm_cached_blocks_evicted_after_free_ones_in_release_order() -> None:
     mod = adapter("vllm_v1")
     c = mod.PagedKVCache(4, 1, 1, 1, 2, prefix_caching=True)
-    c.add_seq(0, [7, 8, 9])
+    assert_served(c.add_seq(0, [7, 8, 9]), 0, "add_seq(0, [7, 8, 9])")
     c.append(0, 0, *kv(2))  # blocks 0, 1 registered
     c.free(0)  # tail first: block 1 cached first, then 0
-    assert c.stats() == {"free": 2, "used": 0, "cached": 2, "evictions": 0}
-    c.add_seq(1, [50, 51, 52])
+    assert_equal("stats()", c.stats(), {"free": 2, "used": 0, "cached": 2, "evictions": 0}, "free(0)")
+    assert_served(c.add_seq(1, [50, 51, 52]), 0, "add_seq(1, [50, 51, 52])")
     c.append(1, 0, *kv(2))  # two free blocks, no eviction
-    assert c.stats()["evictions"] == 0
+    assert_equal('stats()["evictions"]', c.stats()["evictions"], 0, "two free blocks taken")
     c.append(1, 0, *kv(1))  # evicts the cached block released first: block 1 (key [7, 8])
-    assert c.stats()["evictions"] == 1
-    c.add_seq(2, [7, 8, 9])
-    assert c.seq_len(2) == 1  # [7] still cached, [7, 8] evicted
+    assert_equal('stats()["evictions"]', c.stats()["evictions"], 1, "the cached block released first evicted")
+    assert_served(c.add_seq(2, [7, 8, 9]), 1, "add_seq(2, [7, 8, 9]): [7] still cached, [7, 8] evicted")
 
 
 def test_nano_fork_forgets_keys_when_a_block_is_released() -> None:
@@ -238,13 +235,13 @@ def test_nano_fork_forgets_keys_when_a_block_is_released() -> None:
     #163): nothing is ever cached; a prefix is served only from a live sequence's blocks."""
     mod = adapter("nano_vllm")
     c = mod.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
-    c.add_seq(0, [1, 2, 3, 4, 5])
+    assert_served(c.add_seq(0, [1, 2, 3, 4, 5]), 0, "add_seq(0, [1, 2, 3, 4, 5])")
     c.append(0, 0, *kv(5))
-    assert c.add_seq(1, [1, 2, 3, 4, 5]) == 4  # live blocks shared
+    assert_served(c.add_seq(1, [1, 2, 3, 4, 5]), 4, "add_seq(1, [1, 2, 3, 4, 5]): live blocks shared")
     c.free(0)
     c.free(1)
-    assert c.stats() == {"free": 8, "used": 0, "cached": 0, "evictions": 0}  # the oracle: 2 cached
-    assert c.add_seq(2, [1, 2, 3, 4, 5]) == 0  # the oracle: 4
+    assert_equal("stats()", c.stats(), {"free": 8, "used": 0, "cached": 0, "evictions": 0}, "both freed: the oracle keeps 2 cached")
+    assert_served(c.add_seq(2, [1, 2, 3, 4, 5]), 0, "add_seq(2, [1, 2, 3, 4, 5]): the oracle serves 4")
 
 
 def test_nano_serves_a_whole_block_aligned_prompt() -> None:
@@ -252,21 +249,21 @@ def test_nano_serves_a_whole_block_aligned_prompt() -> None:
     is served whole (4 of 4 positions), leaving no token to compute; the contract serves at most len - 1."""
     mod = adapter("nano_vllm")
     c = mod.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
-    c.add_seq(0, [1, 2, 3, 4])
+    assert_served(c.add_seq(0, [1, 2, 3, 4]), 0, "add_seq(0, [1, 2, 3, 4])")
     c.append(0, 0, *kv(4))
-    assert c.add_seq(1, [1, 2, 3, 4]) == 4  # the oracle: 2
+    assert_served(c.add_seq(1, [1, 2, 3, 4]), 4, "add_seq(1, [1, 2, 3, 4]): the oracle serves 2")
 
 
 def test_nano_release_order_single_queue() -> None:
     mod = adapter("nano_vllm")
     c = mod.PagedKVCache(6, 2, 1, 1, 2)
-    c.add_seq(0)
+    assert_served(c.add_seq(0), 0, "add_seq(0)")
     c.append(0, 0, *kv(6))
-    assert c.block_table(0).tolist() == [0, 1, 2]
+    assert_equal("block_table(0)", c.block_table(0).tolist(), [0, 1, 2], "block_table(0)")
     c.free(0)  # tail first, each to the back: the deque is [3, 4, 5, 2, 1, 0]
-    c.add_seq(1)
+    assert_served(c.add_seq(1), 0, "add_seq(1)")
     c.append(1, 0, *kv(8))
-    assert c.block_table(1).tolist() == [3, 4, 5, 2]
+    assert_equal("block_table(1)", c.block_table(1).tolist(), [3, 4, 5, 2], "the deque [3, 4, 5, 2, 1, 0]")
 
 
 def test_nano_duplicates_newest() -> None:
@@ -274,11 +271,11 @@ def test_nano_duplicates_newest() -> None:
     mod = adapter("nano_vllm")
     c = mod.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
     for s in (0, 1):
-        c.add_seq(s, [1, 2, 3])
+        assert_served(c.add_seq(s, [1, 2, 3]), 0, f"add_seq({s}, [1, 2, 3])")
     for s in (0, 1):
         c.append(s, 0, *kv(3, float(s)))
-    assert c.add_seq(2, [1, 2, 3]) == 2
-    assert c.block_table(2).tolist() == c.block_table(1).tolist()[:1]
+    assert_served(c.add_seq(2, [1, 2, 3]), 2, "add_seq(2, [1, 2, 3])")
+    assert_equal("block_table(2)", c.block_table(2).tolist(), c.block_table(1).tolist()[:1], "the key moved to sequence 1's block")
 
 
 # -- contract properties whatever the policy (the engines' field bugs 8 and 13 break them) ---------
@@ -286,30 +283,21 @@ def test_nano_duplicates_newest() -> None:
 
 def test_tokens_differing_above_8_bits_never_hit(engine: Any) -> None:
     """A hit compares token ids exactly: [257, 258, 259] never takes [1, 2, 3]'s blocks, live or cached."""
-    c = engine.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True)
-    c.add_seq(0, [1, 2, 3])
-    c.append(0, 0, *kv(3))
-    assert c.add_seq(1, [257, 258, 259]) == 0
-    c.free(0)
-    assert c.add_seq(2, [257, 258, 259, 260]) == 0
+    c, model = engine.PagedKVCache(8, 2, 1, 1, 2, prefix_caching=True), engine_model(engine, 8, 2, 1, 1, 2)
+    for name, *args in (("add_seq", 0, [1, 2, 3]), ("append", 0, 0, *kv(3)), ("add_seq", 1, [257, 258, 259]), ("free", 0), ("add_seq", 2, [257, 258, 259, 260])):
+        call(c, model, name, *args)
 
 
 def test_a_block_reused_under_another_prefix_is_never_served_for_the_old_one(engine: Any) -> None:
     """Block A holds [1, 2] at the start of a prompt; released, then taken for [1, 2] after another prefix.
     A later prompt starting [1, 2] may be served only the K/V written under that very prefix."""
-    c = engine.PagedKVCache(3, 2, 1, 1, 2, prefix_caching=True)
-    c.add_seq(0, [1, 2, 5])
+    c, model = engine.PagedKVCache(3, 2, 1, 1, 2, prefix_caching=True), engine_model(engine, 3, 2, 1, 1, 2)
     k0, v0 = kv(3, 10.0)
-    c.append(0, 0, k0, v0)
-    c.free(0)
-    c.add_seq(1, [9, 9, 8, 8, 1, 2, 7])
-    c.append(1, 0, *kv(6, 50.0))
-    c.free(1)
-    served = c.add_seq(2, [1, 2, 3])
-    assert served in (0, 2)
-    if served:
-        k, v = c.gather(2, 0)
-        assert k.tobytes() == k0[:, :2].tobytes() and v.tobytes() == v0[:, :2].tobytes(), "served K/V of another prefix"
+    for name, *args in (("add_seq", 0, [1, 2, 5]), ("append", 0, 0, k0, v0), ("free", 0), ("add_seq", 1, [9, 9, 8, 8, 1, 2, 7]),
+                        ("append", 1, 0, *kv(6, 50.0)), ("free", 1), ("add_seq", 2, [1, 2, 3])):
+        call(c, model, name, *args)
+    for name, got, want in zip("kv", c.gather(2, 0), model.gather(2, 0)):
+        assert_same_bits(f"gather(2, 0) {name}", got, want, "a prompt starting [1, 2]: served only what [1, 2] at the start wrote")
 
 
 # Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.
@@ -324,11 +312,9 @@ def test_engine_calls_count_the_block_managers_work_not_the_argument_checks(engi
     engine's block manager serves a call, and not when the adapter refuses an argument first."""
     cache = engine.PagedKVCache(4, 2, 1, 1, 2)
     before = engine.engine_calls()
-    with pytest.raises(TypeError):
-        cache.add_seq(1.5)
-    with pytest.raises(KeyError):
-        cache.append(0, 0, *kv(1))
-    assert engine.engine_calls() == before
-    cache.add_seq(0)
+    assert_raises(TypeError, "add_seq(1.5)", lambda: cache.add_seq(1.5))
+    assert_raises(KeyError, "append(0, 0, k, v) of an unknown id", lambda: cache.append(0, 0, *kv(1)))
+    assert_equal("engine_calls()", engine.engine_calls(), before, "after two calls the adapter refused")
+    assert_served(cache.add_seq(0), 0, "add_seq(0)")
     cache.append(0, 0, *kv(1))
-    assert engine.engine_calls() > before
+    assert_equal("engine_calls() moved", engine.engine_calls() > before, True, "after add_seq(0) and append(0, 0, k, v)")

@@ -19,10 +19,10 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 import harness
-from assertions import assert_equal
-from harness import assert_matches_model, snapshot
-from programs import GEOMETRY, OP, both, new_cache, public_blocks_needed, run, run_program
-from strategies import INPUT_DTYPES, make_chunk
+from assertions import assert_equal, assert_raises
+from harness import assert_matches_model
+from programs import GEOMETRY, OP, both, new_cache, refused, run, run_program
+from strategies import INPUT_DTYPES, make_chunk, model_blocks_needed
 
 AFTER_CLOSE: list[Any] = [
     ("add_seq", lambda c: c.add_seq(5)),
@@ -40,42 +40,45 @@ AFTER_CLOSE: list[Any] = [
 
 @pytest.mark.parametrize("name, call", AFTER_CLOSE, ids=[getattr(c, "values", c)[0] for c in AFTER_CLOSE])
 def test_every_call_after_close_raises_value_error(impl: ModuleType, name: str, call: Callable[[Any], object]) -> None:
-    cache = impl.PagedKVCache(4, 2, 1, 2, 3)
-    cache.add_seq(0)
-    cache.append(0, 0, *make_chunk(2, 1, 3, 0))
-    cache.close()
-    with pytest.raises(ValueError):
-        call(cache)
-    cache.close()  # a second close does nothing
-    with pytest.raises(ValueError):
-        call(cache)
+    cache, model = both(impl, 4, 2, 1, 2, 3)
+    run((cache, model), "add_seq", 0)
+    run((cache, model), "append", 0, 0, *make_chunk(2, 1, 3, 0))
+    run((cache, model), "close")
+    assert_raises(ValueError, f"{name} after close()", lambda: call(cache))
+    run((cache, model), "close")  # a second close does nothing
+    assert_raises(ValueError, f"{name} after a second close()", lambda: call(cache))
 
 
 @pytest.mark.python_surface
 def test_with_closes_on_exit_even_on_error(impl: ModuleType) -> None:
+    model = harness.model(4, 2, 1, 2, 3)
     with impl.PagedKVCache(4, 2, 1, 2, 3) as cache:
-        cache.add_seq(0)
-        assert_equal('stats()["free"]', cache.stats()["free"], 4, 'stats()["free"]')
-    with pytest.raises(ValueError):
-        cache.stats()
-    with pytest.raises(ZeroDivisionError):
+        run((cache, model), "add_seq", 0)
+        assert_matches_model(cache, model)
+    assert_raises(ValueError, "stats() after the with block", cache.stats)
+
+    def divide_by_zero_inside_with() -> None:
         with impl.PagedKVCache(4, 2, 1, 2, 3) as other:
+            made.append(other)
             1 / 0
-    with pytest.raises(ValueError):
-        other.add_seq(1)
-    other.close()
+
+    made: list[Any] = []
+    assert_raises(ZeroDivisionError, "1 / 0 inside `with PagedKVCache(...)`", divide_by_zero_inside_with)
+    assert_raises(ValueError, "add_seq(1) after a with block left on an error", lambda: made[0].add_seq(1))
+    made[0].close()
 
 
 @pytest.mark.python_surface
 def test_numpy_integer_ids_and_layers_are_integers(impl: ModuleType) -> None:
     cache = impl.PagedKVCache(np.int64(4), np.int32(2), np.int16(2), np.uint8(2), np.int64(3))
-    cache.add_seq(np.int64(7))
-    cache.append(np.int32(7), np.int64(1), *make_chunk(2, 3, 3, 1))
-    cache.fork(np.int64(7), np.uint16(8))
-    assert_equal('seq_len(8, np.int8(1))', cache.seq_len(8, np.int8(1)), 3, 'seq_len(8, np.int8(1))')
-    assert_equal('block_table(np.int64(8))', cache.block_table(np.int64(8)).tolist(), [0, 1], 'block_table(np.int64(8))')
-    cache.free(np.int64(7))
-    assert_equal('stats()', cache.stats(), {"free": 2, "used": 2, "cached": 0, "evictions": 0}, 'stats()')
+    model = harness.model(4, 2, 2, 2, 3)
+    run((cache, model), "add_seq", np.int64(7))
+    run((cache, model), "append", np.int32(7), np.int64(1), *make_chunk(2, 3, 3, 1))
+    run((cache, model), "fork", np.int64(7), np.uint16(8))
+    assert_equal('seq_len(8, np.int8(1))', cache.seq_len(8, np.int8(1)), model.seq_len(8, 1), 'seq_len(8, np.int8(1))')
+    assert_equal('block_table(np.int64(8))', cache.block_table(np.int64(8)).tolist(), model.block_table(8).tolist(), 'block_table(np.int64(8))')
+    run((cache, model), "free", np.int64(7))
+    assert_matches_model(cache, model)
 
 
 @given(
@@ -98,32 +101,28 @@ def test_an_out_of_blocks_append_changes_nothing(
     seed: int,
     dtype: str,
 ) -> None:
+    """An append sized by the model to `excess` blocks more than are free, after a random program: OutOfBlocks
+    and nothing changes; then the largest append the model fits succeeds, with the model's data."""
     bs, n_layers, heads, dims = geometry
-    cache = new_cache(num_blocks, geometry)
-    live = run_program(cache, ops, geometry)
+    cache, model = new_cache(num_blocks, geometry)
+    live = run_program(cache, model, ops, geometry)
     if not live:
-        cache.add_seq(0)
+        run((cache, model), "add_seq", 0)
         live = [0]
     seq, li = live[pick % len(live)], layer % n_layers
-    free = cache.num_free_blocks()
+    free = model.num_free_blocks()
     tokens = 1
-    while public_blocks_needed(cache, live, seq, li, tokens, bs) < free + excess:
+    while model_blocks_needed(model, seq, li, tokens) < free + excess:
         tokens += 1
     note(f"append of {tokens} tokens to sequence {seq} layer {li} needs {free + excess} blocks, {free} free")
-    before = harness.snapshot(cache, live, n_layers)
-    with pytest.raises(harness.impl().OutOfBlocks):
-        cache.append(seq, li, *make_chunk(heads, tokens, dims, seed, dtype, False))
-    assert harness.snapshot(cache, live, n_layers) == before
+    refused((cache, model), harness.impl().OutOfBlocks, "append", seq, li, *make_chunk(heads, tokens, dims, seed, dtype, False))
+    assert_matches_model(cache, model, when=f", after the refused append({seq}, {li}) of {tokens} positions")  # the model as it was
     # and the cache still works: the largest append that fits succeeds
-    while tokens > 1 and public_blocks_needed(cache, live, seq, li, tokens, bs) > free:
+    while tokens > 1 and model_blocks_needed(model, seq, li, tokens) > free:
         tokens -= 1
-    if public_blocks_needed(cache, live, seq, li, tokens, bs) <= free:
-        k, v = make_chunk(heads, tokens, dims, seed, dtype, False)
-        old_k, old_v = cache.gather(seq, li)
-        cache.append(seq, li, k, v)
-        new_k, new_v = cache.gather(seq, li)
-        assert harness.same_bits(new_k, np.concatenate([old_k, k.astype(np.float16)], axis=1))
-        assert harness.same_bits(new_v, np.concatenate([old_v, v.astype(np.float16)], axis=1))
+    if model_blocks_needed(model, seq, li, tokens) <= free:
+        run((cache, model), "append", seq, li, *make_chunk(heads, tokens, dims, seed, dtype, False))
+    assert_matches_model(cache, model)
     cache.close()
 
 
@@ -152,12 +151,11 @@ def test_a_constructor_that_raises_leaves_nothing_failing_behind(
     previous = sys.unraisablehook
     sys.unraisablehook = reported.append
     try:
-        with pytest.raises(error):
-            impl.PagedKVCache(*sizes)
+        assert_raises(error, f"PagedKVCache{sizes!r}", lambda: impl.PagedKVCache(*sizes))
         gc.collect()
     finally:
         sys.unraisablehook = previous
-    assert not reported, f"clean-up of a failed constructor raised: {[str(r.exc_value) for r in reported]}"
+    assert_equal("what clean-up raised", [repr(r.exc_value) for r in reported], [], f"PagedKVCache{sizes!r} refused, then gc.collect()")
 
 
 @pytest.mark.python_surface  # finalisers and the garbage collector: a driver has none
@@ -167,18 +165,19 @@ def test_a_closed_and_collected_cache_reports_nothing(impl: ModuleType) -> None:
     previous = sys.unraisablehook
     sys.unraisablehook = reported.append
     try:
-        cache = impl.PagedKVCache(4, 2, 1, 1, 2)
-        cache.add_seq(0)
-        cache.close()
+        cache, model = both(impl, 4, 2, 1, 1, 2)
+        run((cache, model), "add_seq", 0)
+        run((cache, model), "close")
         del cache
         gc.collect()
+        model = harness.model(4, 2, 1, 1, 2)
         with impl.PagedKVCache(4, 2, 1, 1, 2) as cache2:
-            cache2.add_seq(1)
+            run((cache2, model), "add_seq", 1)
         del cache2
         gc.collect()
     finally:
         sys.unraisablehook = previous
-    assert not reported, f"clean-up raised: {[str(r.exc_value) for r in reported]}"
+    assert_equal("what clean-up raised", [repr(r.exc_value) for r in reported], [], "close(), then gc.collect()")
 
 
 # -- which error wins, and a pool too large to allocate ------------------------------------------
@@ -219,18 +218,14 @@ def _error_of(call: Callable[[], object]) -> type[BaseException]:
 def test_which_error_wins_with_a_type_error(impl: ModuleType, case: str, call: Callable[[Any], object]) -> None:
     """Two faults in one call get the oracle's error type (the contract's order), and change nothing."""
     cache, model = both(impl, 6, 2, 2, 2, 3)
-    for c in (cache, model):
-        for s in (0, 3):
-            c.add_seq(s)
-        c.append(0, 0, *make_chunk(2, 3, 3, 1, "float16"))
-        c.fork(0, 1)
-        c.free(3)
+    for s in (0, 3):
+        run((cache, model), "add_seq", s)
+    run((cache, model), "append", 0, 0, *make_chunk(2, 3, 3, 1, "float16"))
+    run((cache, model), "fork", 0, 1)
+    run((cache, model), "free", 3)
     want = _error_of(lambda: call(model))
-    before = snapshot(cache, [0, 1], 2)
-    with pytest.raises(Exception) as got:
-        call(cache)
-    assert got.type is want, f"{case}: raised {got.type.__name__} ({got.value}), but the contract's order gives {want.__name__}"
-    assert_equal("snapshot(cache, [0, 1], 2)", snapshot(cache, [0, 1], 2), before, f"{case} changed the cache")
+    assert_raises(want, case, lambda: call(cache))
+    assert_matches_model(cache, model, when=f", after {case}")
 
 
 CONSTRUCTOR_PRECEDENCE: list[tuple[Any, ...]] = [
@@ -251,9 +246,7 @@ def test_which_constructor_error_wins(impl: ModuleType, sizes: tuple[Any, ...]) 
     kwargs = {"prefix_caching": 1} if sizes[-1] == "prefix_caching=1" else {}
     sizes = sizes[:5]
     want = _error_of(lambda: harness.model(*sizes, **kwargs))
-    with pytest.raises(Exception) as got:
-        impl.PagedKVCache(*sizes, **kwargs)
-    assert got.type is want, f"PagedKVCache{sizes}: raised {got.type.__name__} ({got.value}), but the contract's order gives {want.__name__}"
+    assert_raises(want, f"PagedKVCache{sizes!r}{', prefix_caching=1' if kwargs else ''}", lambda: impl.PagedKVCache(*sizes, **kwargs))
 
 
 def test_a_pool_too_large_to_allocate_is_memory_error(impl: ModuleType) -> None:
@@ -261,8 +254,7 @@ def test_a_pool_too_large_to_allocate_is_memory_error(impl: ModuleType) -> None:
     which no machine maps (x86-64 and arm64 address at most 2^57 bytes), and of 2^63 bytes or more, are
     MemoryError (a driver's out_of_memory, never an abort), and the implementation goes on."""
     for sizes in ((2**30, 2**28, 1, 1, 1), (2**31 - 1, 2**31 - 1, 1, 1, 1), (1, 2**61, 1, 1, 1)):
-        with pytest.raises(MemoryError):
-            impl.PagedKVCache(*sizes)
+        assert_raises(MemoryError, f"PagedKVCache{sizes!r}", lambda: impl.PagedKVCache(*sizes))
     cache, model = both(impl, 4, 2, 1, 1, 1)
     run((cache, model), "add_seq", 0)
     run((cache, model), "append", 0, 0, *make_chunk(1, 3, 1, 2, "float16"))
@@ -278,35 +270,30 @@ BESIDE_FLOAT16 = [(which, dtype) for which in ("k", "v") for dtype in ("complex6
 @pytest.mark.python_surface
 @pytest.mark.parametrize("which, dtype", BESIDE_FLOAT16, ids=[f"{w} {d}" for w, d in BESIDE_FLOAT16])
 def test_a_bad_dtype_beside_a_float16_chunk_is_a_type_error(impl: ModuleType, which: str, dtype: str) -> None:
-    cache, model = impl.PagedKVCache(4, 2, 1, 2, 3), harness.model(4, 2, 1, 2, 3)
+    cache, model = both(impl, 4, 2, 1, 2, 3)
     chunk = dict(zip("kv", make_chunk(2, 1, 3, 0, "float16")))
     chunk[which] = chunk[which].astype(dtype)
-    for c in (cache, model):
-        c.add_seq(0)
-        with pytest.raises(TypeError):
-            c.append(0, 0, chunk["k"], chunk["v"])
+    run((cache, model), "add_seq", 0)
+    refused((cache, model), TypeError, "append", 0, 0, chunk["k"], chunk["v"])
     assert_matches_model(cache, model)
 
 
 @pytest.mark.python_surface
 @pytest.mark.parametrize("which", ["k", "v"])
 def test_a_list_beside_a_float16_chunk_is_stored(impl: ModuleType, which: str) -> None:
-    cache, model = impl.PagedKVCache(4, 2, 1, 2, 3), harness.model(4, 2, 1, 2, 3)
+    cache, model = both(impl, 4, 2, 1, 2, 3)
     chunk: dict[str, Any] = dict(zip("kv", make_chunk(2, 3, 3, 1, "float16")))
     chunk[which] = chunk[which].astype(np.float64).tolist()
-    for c in (cache, model):
-        c.add_seq(0)
-        c.append(0, 0, chunk["k"], chunk["v"])
+    run((cache, model), "add_seq", 0)
+    run((cache, model), "append", 0, 0, chunk["k"], chunk["v"])
     assert_matches_model(cache, model)
 
 
 @pytest.mark.parametrize("heads", [1, 3])
 def test_wrong_heads_are_refused_when_the_token_count_is_the_head_count(impl: ModuleType, heads: int) -> None:
     """A cache of 2 heads, a float16 chunk of `heads` heads and 2 tokens: ValueError, nothing stored."""
-    cache, model = impl.PagedKVCache(4, 2, 1, 2, 3), harness.model(4, 2, 1, 2, 3)
+    cache, model = both(impl, 4, 2, 1, 2, 3)
     k, v = make_chunk(heads, 2, 3, 2, "float16")
-    for c in (cache, model):
-        c.add_seq(0)
-        with pytest.raises(ValueError):
-            c.append(0, 0, k, v)
+    run((cache, model), "add_seq", 0)
+    refused((cache, model), ValueError, "append", 0, 0, k, v)
     assert_matches_model(cache, model)

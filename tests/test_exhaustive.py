@@ -23,6 +23,7 @@ import pytest
 
 import harness
 import paged
+from assertions import assert_equal, assert_no_difference
 from oracle import ModelKVCache
 from wire import explore
 from wire.explore.ports import UnfaithfulCopy
@@ -39,8 +40,8 @@ BASE = explore.GEOMETRIES[0]
 )
 def test_every_short_sequence_agrees(g: explore.Geometry) -> None:
     (result,) = explore.run(harness.impl_name(), 3, [g], profile=str(harness.profile()))
-    assert result.failure is None, "\n".join(explore.report([result], harness.impl_name(), None)[1])
-    assert result.states > 1 and result.sequences > 1 and result.tree_depth == 3
+    assert_no_difference("\n".join(explore.report([result], harness.impl_name(), None)[1]) if result.failure is not None else None)
+    assert_equal("the walk's states, sequences and tree depth past the first state", (result.states > 1, result.sequences > 1, result.tree_depth), (True, True, 3), "explore.run")
 
 
 @pytest.mark.oracle
@@ -284,12 +285,12 @@ def test_the_replay_under_allocation_any_blames_the_data_not_the_ids(tmp_path: P
 
 @pytest.mark.oracle
 def test_the_renaming_checker() -> None:
-    ok, carry = explore.renaming({0: [0, 1]}, {0: [5, 3]}, None, [])
+    ok, carry = explore.renaming({0: [0, 1]}, {0: [5, 3]}, None, [], num_blocks=6)
     assert ok is None
-    assert explore.renaming({0: [0, 1], 1: [0]}, {0: [5, 3], 1: [5]}, carry, [])[0] is None
-    assert "should be 5" in (explore.renaming({1: [0]}, {1: [3]}, carry, [])[0] or "")  # block 0 is 5, not 3
-    assert "already the block of" in (explore.renaming({1: [2]}, {1: [3]}, carry, [])[0] or "")  # 3 still holds block 1
-    assert explore.renaming({1: [2]}, {1: [3]}, carry, [1])[0] is None  # once block 1 is released, 3 may be reused
+    assert explore.renaming({0: [0, 1], 1: [0]}, {0: [5, 3], 1: [5]}, carry, [], num_blocks=6)[0] is None
+    assert "should be 5" in (explore.renaming({1: [0]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # block 0 is 5, not 3
+    assert "already the block of" in (explore.renaming({1: [2]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # 3 still holds block 1
+    assert explore.renaming({1: [2]}, {1: [3]}, carry, [1], num_blocks=6)[0] is None  # once block 1 is released, 3 may be reused
 
 
 @pytest.mark.oracle

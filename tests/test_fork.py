@@ -12,10 +12,9 @@ from types import ModuleType
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-import harness
 from assertions import assert_equal, assert_same_bits
 from harness import assert_matches_model
-from programs import APPEND, GEOMETRY, both, new_cache, run
+from programs import APPEND, GEOMETRY, attempt, both, new_cache, run
 from strategies import make_chunk
 
 
@@ -53,23 +52,23 @@ def test_a_fork_then_an_append_to_the_child_never_changes_the_parent(
     for _, layer, tokens, *_ in prompt:
         lens[layer % n_layers] += tokens
     num_blocks = math.ceil(max(lens) / bs) + spare + 1
-    cache = new_cache(num_blocks, geometry)
+    cache, model = new_cache(num_blocks, geometry)
     parent, child = 0, 1
-    cache.add_seq(parent)
+    run((cache, model), "add_seq", parent)
     for _, layer, tokens, seed, dtype, tricky in prompt:  # layers end at different lengths
-        cache.append(parent, layer % n_layers, *make_chunk(heads, tokens, dims, seed, dtype, tricky))
-    cache.fork(parent, child)
+        run((cache, model), "append", parent, layer % n_layers, *make_chunk(heads, tokens, dims, seed, dtype, tricky))
+    run((cache, model), "fork", parent, child)
     if grandchild:  # the writer is a fork of a fork; the parent shares through two levels
-        cache.fork(child, 2)
+        run((cache, model), "fork", child, 2)
         child = 2
-    before = harness.snapshot(cache, [parent], n_layers)
+    parent_table, parent_gathers = model.block_table(parent).tolist(), [model.gather(parent, li) for li in range(n_layers)]
     for _, layer, tokens, seed, dtype, tricky in child_appends:
-        try:
-            cache.append(child, layer % n_layers, *make_chunk(heads, tokens, dims, seed, dtype, tricky))
-        except harness.impl().OutOfBlocks:
+        if isinstance(attempt((cache, model), "append", child, layer % n_layers, *make_chunk(heads, tokens, dims, seed, dtype, tricky)), BaseException):
             note("the child ran out")
-        after = harness.snapshot(cache, [parent], n_layers)
-        for key in before:
-            if key.startswith(("table", "len", "k ", "v ")):
-                assert after[key] == before[key], f"the parent's {key} changed"
+        when = f", after the child's append({child}, {layer % n_layers})"
+        assert_matches_model(cache, model, [parent], when=when)  # every table and length, and the parent's gathers
+        assert_equal(f"the model's block_table({parent})", model.block_table(parent).tolist(), parent_table, f"the parent's table{when}")
+        for li, (k, v) in enumerate(parent_gathers):
+            assert_same_bits(f"the model's gather({parent}, {li}) k", model.gather(parent, li)[0], k, f"the parent's data{when}")
+            assert_same_bits(f"the model's gather({parent}, {li}) v", model.gather(parent, li)[1], v, f"the parent's data{when}")
     cache.close()

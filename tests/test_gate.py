@@ -14,6 +14,7 @@ implementation under test, so a gate of another implementation skips them.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -231,6 +232,14 @@ def test_a_broken_cache_fails_with_a_transcript_that_replays(broken: str, tmp_pa
     assert again.returncode == 1 and "0 of 1 transcripts match, 1 differ" in again.stdout, verdict(again)
     ours = gate("--replay", str(transcript), "--impl", "paged", cwd=tmp_path)
     assert ours.returncode == 0 and "1 of 1 transcripts match" in ours.stdout, verdict(ours)
+
+
+def test_block_ids_outside_the_pool_fail_under_allocation_any(tmp_path: Path) -> None:
+    """ci/examples/shifted_ids reports every id one too high (a vLLM adapter that forgot its null block's
+    shift): right up to a renaming, but its last block is N in a pool of N. FAIL, naming the pool's range."""
+    run = gate("--impl", "shifted_ids", "--profile", "allocation=any", cwd=tmp_path)
+    assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), verdict(run)
+    assert re.search(r"=(\d+), but should be a block id of the pool, 0\.\.(\d+) \(num_blocks=\d+\)", run.stdout), run.stdout[-3000:]
 
 
 def test_failing_vectors_leave_the_first_as_the_transcript(tmp_path: Path) -> None:

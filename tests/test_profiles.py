@@ -7,12 +7,17 @@ lifetime), the oracle's `reuse` and `duplicates` choices on hand-worked sessions
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any, Callable
+
 import numpy as np
 import pytest
 
+import paged
 from oracle import ModelKVCache
 from oracle.profile import Profile, ProfileError, parse
 from oracle.renaming import BlockNames
+from wire import explore
 from wire.transcript import Transcript, parse as parse_transcript, replay, written_for_another
 
 pytestmark = pytest.mark.oracle
@@ -53,7 +58,7 @@ def test_a_bad_profile_says_what_is_wrong(text: str, says: str) -> None:
 
 
 def test_a_renaming_binds_each_block_for_its_lifetime() -> None:
-    names = BlockNames()
+    names = BlockNames(10)
     assert names.check("t0", [7, 3], [0, 1]) is None
     assert names.oracle_ids([3, 7]) == [1, 0]
     assert names.check("t1", [7, 9], [0, 2]) is None  # block 0 shared, block 2 new
@@ -65,6 +70,15 @@ def test_a_renaming_binds_each_block_for_its_lifetime() -> None:
     names.release(1)  # the oracle's block 1 went back to the pool: port id 3 may name another block now
     assert names.check("t2", [3], [4]) is None
     assert names.check("t4", [5], [1]) is None  # block 1's next lifetime has a name of its own
+
+
+def test_a_renaming_is_of_the_pools_ids_only() -> None:
+    """An id outside 0 .. N-1 names no block of the pool: refused first, whatever the bindings."""
+    names = BlockNames(3)
+    assert names.check("t0", [1, 2], [0, 1]) is None
+    assert names.check("t1", [1, 3], [0, 2]) == "t1[1]=3, but should be a block id of the pool, 0..2 (num_blocks=3)"
+    assert names.check("t1", [-1], [2]) == "t1[0]=-1, but should be a block id of the pool, 0..2 (num_blocks=3)"
+    assert names.copy().check("t1", [0, 7], [0, 2]) == "t1[1]=7, but should be a block id of the pool, 0..2 (num_blocks=3)"
 
 
 # -- the oracle's choices --------------------------------------------------------------------------
@@ -133,14 +147,16 @@ TRANSCRIPT = """# id: renaming
 """
 
 
+def port(ids: list[str]) -> Callable[[str], str]:
+    """A port that answers TRANSCRIPT's block_table requests with `ids`, and everything else as the oracle does."""
+    answers = iter(ids)
+    return lambda line: next(answers) if line.startswith("block_table") else "ok 0" if line.startswith(("new", "add_seq")) else "ok"
+
+
 def test_released_lines_round_trip_and_end_a_lifetime() -> None:
     transcript = parse_transcript(TRANSCRIPT)
     assert transcript.released == {4: [("0", [0])]}
     assert transcript.text() == TRANSCRIPT
-
-    def port(ids: list[str]) -> object:
-        answers = iter(ids)
-        return lambda line: next(answers) if line.startswith("block_table") else "ok 0" if line.startswith(("new", "add_seq")) else "ok"
 
     assert replay(transcript, port(["ok 1", "ok 0"]), exact_ids=False) is None  # any free block: renamed
     assert replay(transcript, port(["ok 1", "ok 1"]), exact_ids=False) is None  # the same id again, after its release
@@ -151,6 +167,29 @@ def test_released_lines_round_trip_and_end_a_lifetime() -> None:
     assert replay(held, port(["ok 1", "ok 0"]), exact_ids=False) is None
     mismatch = replay(held, port(["ok 1", "ok 1"]), exact_ids=False)
     assert mismatch is not None and "already the block of" in str(mismatch)
+
+
+@pytest.mark.parametrize("exact_ids", [True, False])
+def test_a_replay_refuses_ids_outside_the_pool_under_every_profile(exact_ids: bool) -> None:
+    """TRANSCRIPT's pool has two blocks: an answer of 2 is no block of it, first or after a release."""
+    for answers, step in ((["ok 2", "ok 0"], 4), (["ok 0", "ok 2"], 8)):
+        mismatch = replay(parse_transcript(TRANSCRIPT), port(answers), exact_ids=exact_ids)
+        assert mismatch is not None and mismatch.step == step, mismatch
+        assert mismatch.why == "block_table[0]=2, but should be a block id of the pool, 0..1 (num_blocks=2)"
+
+
+class _ShiftedIds(paged.PagedKVCache):
+    """paged's cache reporting every block id one too high, 1 .. N (ci/examples/shifted_ids)."""
+
+    def block_table(self, seq_id: int) -> Any:
+        return (super().block_table(seq_id) + 1).astype(np.int32)
+
+
+def test_the_explorer_refuses_ids_outside_the_pool_under_allocation_any() -> None:
+    module = SimpleNamespace(PagedKVCache=_ShiftedIds, OutOfBlocks=paged.OutOfBlocks, __name__="shifted")
+    result = explore.explore(explore.ModulePort(module), explore.Geometry(2, 1, 1, 1, 1), 4, profile="allocation=any")
+    assert result.failure is not None and result.failure.path == [("add_seq", 0), ("append", 0, 0, 2)], result
+    assert result.failure.what == "block_table(0)[1]=2, but should be a block id of the pool, 0..1 (num_blocks=2)"
 
 
 def test_a_vector_written_for_other_profile_values_is_not_the_ports() -> None:

@@ -15,13 +15,13 @@ the operation that leaks. Marked `slow`: left out of the default run (`pytest -m
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pytest
 
 import harness
+from assertions import assert_equal, assert_raises, assert_served, assert_table
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from strategies import make_chunk
@@ -50,32 +50,27 @@ class Soak:
     # -- one operation, on both, with the cheap checks ---------------------------------------------
 
     def check_cheap(self, seq: int | None) -> None:
-        stats = self.cache.stats()
-        assert stats == self.model.stats(), f"after {self.ops} operations: stats {stats} != model {self.model.stats()}"
-        assert stats["free"] + stats["used"] == NUM_BLOCKS
-        assert self.cache.num_free_blocks() == stats["free"]
+        when = f" after {self.ops} operations"
+        assert_equal("stats()", self.cache.stats(), self.model.stats(), f"stats(){when}")
+        assert_equal("num_free_blocks()", self.cache.num_free_blocks(), self.model.num_free_blocks(), f"num_free_blocks(){when}")
         if seq is not None and seq in self.model.tables:
-            table = self.cache.block_table(seq)
-            assert table.tolist() == self.model.tables[seq], f"after {self.ops} operations: table of {seq}"
+            assert_table(f"block_table({seq})", self.cache.block_table(seq).tolist(), self.model.tables[seq], NUM_BLOCKS, f"block_table({seq}){when}")
             lens = [self.cache.seq_len(seq, layer) for layer in range(N_LAYERS)]
-            assert lens == [self.model.seq_len(seq, layer) for layer in range(N_LAYERS)]
-            assert len(table) == math.ceil(max(lens) / BLOCK_SIZE)
+            assert_equal(f"[seq_len({seq}, layer) for every layer]", lens, [self.model.seq_len(seq, layer) for layer in range(N_LAYERS)], f"seq_len{when}")
 
     def op(self, name: str, seq: int, *args: Any) -> bool:
         """One call on the model, then the cache; False if it ran out of blocks (and nothing changed)."""
         self.ops += 1
         try:
-            getattr(self.model, name)(seq, *args)
+            want = getattr(self.model, name)(seq, *args)
         except ModelOutOfBlocks:
-            before = (self.cache.stats(), self.cache.block_table(seq).tolist(), [self.cache.seq_len(seq, li) for li in range(N_LAYERS)])
-            with pytest.raises(harness.impl().OutOfBlocks):
-                getattr(self.cache, name)(seq, *args)
-            after = (self.cache.stats(), self.cache.block_table(seq).tolist(), [self.cache.seq_len(seq, li) for li in range(N_LAYERS)])
-            assert after == before, f"after {self.ops} operations: a failed append changed the cache"
+            assert_raises(harness.impl().OutOfBlocks, f"{name}({seq}, ...) at operation {self.ops}", lambda: getattr(self.cache, name)(seq, *args))
             self.out_of_blocks += 1
-            self.check_cheap(seq)
+            self.check_cheap(seq)  # the model, unchanged by its error: so the cache must be too
             return False
-        getattr(self.cache, name)(seq, *args)
+        got = getattr(self.cache, name)(seq, *args)
+        if name == "add_seq":
+            assert_served(got, want, f"add_seq({seq}) at operation {self.ops}")
         self.check_cheap(seq)
         if self.ops - self.last_full_check >= FULL_CHECK_EVERY:
             harness.assert_matches_model(self.cache, self.model)
@@ -147,8 +142,7 @@ class Soak:
         harness.assert_matches_model(self.cache, self.model)
         for seq in sorted(self.remaining):
             self.finish(seq)
-        stats = self.cache.stats()
-        assert stats["free"] == NUM_BLOCKS and stats["used"] == 0, f"blocks did not all come back: {stats}"
+        harness.assert_matches_model(self.cache, self.model, when=", every sequence freed")
         self.cache.close()
 
 
@@ -157,6 +151,5 @@ def test_soak_against_the_oracle(seed: int) -> None:
     soak = Soak(seed)
     soak.run()
     print(f"{soak.ops} operations, {soak.requests} requests, {soak.forks} forks, {soak.out_of_blocks} OutOfBlocks")
-    assert soak.ops >= OPERATIONS
-    assert soak.requests >= 1000, "too few requests for a leak of one block per thousand to show"
-    assert soak.forks >= 100 and soak.out_of_blocks >= 10, "the run did not exercise forks and running out"
+    done = {"operations": soak.ops >= OPERATIONS, "requests": soak.requests >= 1000, "forks": soak.forks >= 100, "OutOfBlocks": soak.out_of_blocks >= 10}
+    assert_equal("what the run exercised enough of", done, {key: True for key in done}, "the soak's workload (a leak of a block per thousand requests must show)")

@@ -15,7 +15,6 @@ from strategies import (
     TRICKY,
     blocks_needed,
     geometries,
-    held_elsewhere,
     make_chunk,
     model_blocks_needed,
     seed_token,
@@ -49,17 +48,17 @@ def test_seed_token_is_the_worked_example() -> None:
 
 
 def test_blocks_needed_by_hand() -> None:
-    never = held_elsewhere([])
+    never = set[int]().__contains__
     assert blocks_needed([], never, 0, 1, 4) == 1
     assert blocks_needed([0], never, 0, 4, 4) == 0, "ends exactly on the block boundary: nothing more"
     assert blocks_needed([0], never, 3, 2, 4) == 1
-    assert blocks_needed([0, 1], held_elsewhere([[1]]), 5, 8, 4) == 1 + 2, "a copy of block 1, then two new blocks"
-    assert blocks_needed([0, 1], held_elsewhere([[0, 1]]), 8, 1, 4) == 1, "past the table: shared blocks are not touched"
+    assert blocks_needed([0, 1], {1}.__contains__, 5, 8, 4) == 1 + 2, "a copy of block 1, then two new blocks"
+    assert blocks_needed([0, 1], {0, 1}.__contains__, 8, 1, 4) == 1, "past the table: shared blocks are not touched"
 
 
 def test_tokens_needing_finds_the_fewest_and_the_most() -> None:
     def needed(t: int) -> int:  # blocks of 4 positions from position 2 of a one-block table
-        return blocks_needed([0], held_elsewhere([]), 2, t, 4)
+        return blocks_needed([0], set[int]().__contains__, 2, t, 4)
 
     assert tokens_needing(needed, 1, 20, longest=False) == 3
     assert tokens_needing(needed, 1, 20, longest=True) == 6

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import harness
+from assertions import assert_no_difference
 from paged_gate.locate import vector_files, vectors_dir
 from wire.transcript import read
 
@@ -35,7 +36,8 @@ def check_vector(path: Path) -> None:
     mismatch, skipped = harness.replayer().replay(transcript, harness.profile())
     if skipped:
         pytest.skip(skipped)
-    assert mismatch is None, (
-        f"{mismatch}\nvector {transcript.meta.get('id')}: {transcript.meta.get('comment')} [flags: {transcript.meta.get('flags')}]\n"
-        f"replay it alone: ci/gate --replay {path.relative_to(VECTORS.parent.parent)} --impl ..."
+    assert_no_difference(
+        mismatch and str(mismatch),
+        f"\nvector {transcript.meta.get('id')}: {transcript.meta.get('comment')} [flags: {transcript.meta.get('flags')}]\n"
+        f"replay it alone: ci/gate --replay {path.relative_to(VECTORS.parent.parent)} --impl ...",
     )

@@ -7,7 +7,8 @@ implementation and stops at the first response that does not match, saying what 
 After a request during which some of the oracle's blocks went back to the pool, a
 `# released C IDS` line says which (cache handle C). A replay with `exact_ids=False`
 (profile allocation=any) compares block tables up to a renaming of ids bound for each
-block's lifetime (`oracle.renaming`), and those lines end the lifetimes.
+block's lifetime (`oracle.renaming`), and those lines end the lifetimes. Under every
+profile a table's ids must be blocks of the cache's pool, 0 .. N-1 (N from its `new`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from oracle.profile import OPTIONS, Profile, hint
-from oracle.renaming import BlockNames
+from oracle.renaming import BlockNames, outside_pool
 
 from .codec import ProtocolError, parse_int, parse_list, parse_payload
 from .diff import array_difference, list_difference, shorten
@@ -108,8 +109,9 @@ def explain(request: str, want: str, got: str, geometry: dict[str, tuple[int, in
         return f"response={shorten(got)!r}, but should be {shorten(want)!r}"
     w, g = want.split(" ")[1:], got.split(" ")[1:]
     try:
-        if verb == "block_table" and len(w) == len(g) == 1:
-            return f"block_table{list_difference(parse_list(g[0]), parse_list(w[0]))}"
+        differs = list_difference(parse_list(g[0]), parse_list(w[0])) if verb == "block_table" and len(w) == len(g) == 1 else None
+        if differs:
+            return named("block_table", differs)
         if verb == "gather" and len(w) == len(g) == 3 and args[0] in geometry:
             heads, dims = geometry[args[0]]
             if g[0] != w[0]:
@@ -151,15 +153,31 @@ def written_for_another(transcript: Transcript, profile: Profile) -> str | None:
     return f"written for {line}; the port has {','.join(f'{o}={v}' for o, v in mine.items())} (another file of this vector is written for that)"
 
 
-def renamed_table(names: BlockNames, request: str, want: str, got: str) -> str | None:
-    """None when a block_table answer is the expected one up to the renaming; else what differs."""
+def table_difference(want: str, got: str, num_blocks: int, names: BlockNames | None) -> str | None:
+    """None when a block_table answer (expected `ok IDS`) matches; else what differs. Every id must be a block
+    of the pool of `num_blocks` (under every profile); then the table is the expected one up to the renaming
+    `names` (allocation=any), or id for id when `names` is None."""
     w, g = want.split(" "), got.split(" ")
     if len(w) != 2 or len(g) != 2 or g[0] != "ok":
         return None if matches(want, got) else f"response={shorten(got)!r}, but should be {shorten(want)!r}"
     try:
-        return names.check("block_table", parse_list(g[1]), parse_list(w[1]))
+        ids, expected = parse_list(g[1]), parse_list(w[1])
     except ProtocolError as exc:
         return f"response does not parse ({exc}): {shorten(got)!r}"
+    outside = outside_pool("block_table", ids, num_blocks)
+    if outside is not None:
+        return outside
+    if names is not None:
+        return names.check("block_table", ids, expected)
+    if g[1] == w[1]:
+        return None
+    differs = list_difference(ids, expected)
+    return f"{named('block_table', differs)} ({hint(Profile())})" if differs else f"response={shorten(got)!r}, but should be {shorten(want)!r}"
+
+
+def named(what: str, differs: str) -> str:
+    """`what` before a difference: `block_table[1]=5, ...`, or `block_table length=2, ...`."""
+    return f"{what}{differs}" if differs.startswith("[") else f"{what} {differs}"
 
 
 HANDLE_VERBS = frozenset(Dispatcher.VERBS)  # the requests whose first field is a cache handle: the server's one table of them
@@ -215,22 +233,25 @@ def replay(transcript: Transcript, send: Callable[[str], str], exact_ids: bool =
     With `exact_ids` false (allocation=any), block tables match up to a renaming of block ids.
     """
     geometry: dict[str, tuple[int, int]] = {}  # handle -> (H, D), to explain gathers
-    names: dict[str, BlockNames] = {}  # handle -> the renaming of its block ids
+    pools: dict[str, int] = {}  # handle -> N, the pool its block ids are in
+    names: dict[str, BlockNames] = {}  # handle -> the renaming of its block ids (allocation=any)
     for step, (request, want) in enumerate(transcript.steps, 1):
         got = send(request)
-        if request.startswith("new ") and want.startswith("ok "):
-            sizes = request.split(" ")[1:6]
-            geometry[want.split(" ")[1]] = (int(sizes[3]), int(sizes[4]))
-        if not exact_ids and request.startswith("block_table ") and want.startswith("ok"):
-            why = renamed_table(names.setdefault(request.split(" ")[1], BlockNames()), request, want, got)
+        fields = request.split(" ")
+        if fields[0] == "new" and want.startswith("ok "):
+            sizes = fields[1:6]
+            handle = want.split(" ")[1]
+            geometry[handle], pools[handle] = (int(sizes[3]), int(sizes[4])), int(sizes[0])
+            if not exact_ids:
+                names[handle] = BlockNames(pools[handle])
+        if fields[0] == "block_table" and want.startswith("ok") and len(fields) > 1 and fields[1] in pools:
+            why = table_difference(want, got, pools[fields[1]], names.get(fields[1]))
             if why is not None:
                 return Mismatch(step, request, want, got, why)
         elif not matches(want, got, request):
-            why = explain(request, want, got, geometry)
-            if request.startswith("block_table ") and want.startswith("ok") and got.startswith("ok"):
-                why += f" ({hint(Profile())})"
-            return Mismatch(step, request, want, got, why)
+            return Mismatch(step, request, want, got, explain(request, want, got, geometry))
         for handle, ids in transcript.released.get(step - 1, ()):
             for block in ids:
-                names.setdefault(handle, BlockNames()).release(block)
+                if handle in names:
+                    names[handle].release(block)
     return None

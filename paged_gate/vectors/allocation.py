@@ -37,6 +37,32 @@ def lowest_free_block() -> Script:
 
 
 @vector
+def ids_in_the_pool() -> Script:
+    s = Script(
+        "allocation-ids-in-the-pool",
+        "every block of a pool of three, then of a pool of one, in a table: each id is in 0 .. N-1 "
+        "(under allocation=any too, where ids are names: a port that reports 1 .. N fails on the last block)",
+        "block-ids allocation-order",
+    )
+    c = s.new(3, 1, 1, 1, 1)
+    c.add_seq(0)
+    c.append(0, 0, *chunk(1, 3, 1, 150))  # blocks 0, 1, 2: the whole pool
+    s.observe(c, [0])
+    c.free(0)
+    for seq in (1, 2):
+        c.add_seq(seq)
+        c.append(seq, 0, *chunk(1, 1, 1, 150 + seq))  # one block each
+    c.fork(2, 3)
+    c.append(3, 0, *chunk(1, 1, 1, 153))  # the child's second position: the pool's last free block
+    s.observe(c, [1, 2, 3])
+    one = s.new(1, 1, 1, 1, 1)
+    one.add_seq(0)
+    one.append(0, 0, *chunk(1, 1, 1, 154))
+    s.observe(one, [0])
+    return s
+
+
+@vector
 def copy_on_write_across_layers() -> Script:
     s = Script(
         "cow-across-layers",

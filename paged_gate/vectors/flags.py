@@ -13,6 +13,7 @@ FLAGS: dict[str, str] = {
     "error-precedence": "calls that break several rules at once: the kind CONTRACT.md's \"Which error wins\" gives, and nothing observable changes",
     "out-of-blocks": "an append that needs more blocks (copies on write counted) than it can take: num_free_blocks(), free plus cached",
     "allocation-order": "the pinned policy: lowest free id first, one append's blocks in position order",
+    "block-ids": "every id a block table holds is a block of the pool, 0 .. N-1, under every profile (a port with a reserved block reports its ids after its documented shift)",
     "copy-on-write": "a write into a block another sequence holds copies it first, every layer",
     "layers": "each layer has its own length; the table covers the longest",
     "close": "close(), and every call after it",

@@ -27,7 +27,6 @@ import functools
 from typing import Any, Callable
 
 import numpy as np
-import pytest
 from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -41,7 +40,7 @@ from hypothesis.stateful import (
 )
 
 import harness
-from assertions import assert_equal, assert_same_bits
+from assertions import assert_equal, assert_raises, assert_same_bits, assert_served
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from strategies import INPUT_DTYPES, Geometry, geometries, make_chunk, model_blocks_needed, tokens_needing
@@ -114,20 +113,22 @@ class CacheMachine(RuleBasedStateMachine):
             want = getattr(self.model, name)(*args)
         except Exception as exc:  # noqa: BLE001 - every model error is matched below
             if pinned is not None:
-                assert isinstance(exc, pinned), f"model raised {type(exc).__name__} for {name}{args!r}, contract says {pinned.__name__}"
+                assert_equal(f"the model's error for {name}{args!r}", type(exc).__name__, pinned.__name__, "the contract's row for the fault")
             if not harness.sent_ahead(self.cache, name, args, exc):
-                with pytest.raises(harness.expected_error(exc)):
-                    getattr(self.cache, name)(*args)
+                assert_raises(harness.expected_error(exc), f"{name}{args!r}", lambda: getattr(self.cache, name)(*args))
             self.check_matches_model(self.live, when=f", after the refused {name}{args!r}"[:200])
             self.verified = True
             return exc
-        assert pinned is None, f"model accepted {name}{args!r}; contract says {pinned.__name__}"
+        if pinned is not None:
+            raise AssertionError(f"the model's {name}{args!r} returned {want!r}, but should raise {pinned.__name__} [the contract's row for the fault]")
         self.wanted = want
         if harness.sent_ahead(self.cache, name, args, want):
             return want  # the driver's answer is checked against it with the next call
         got = getattr(self.cache, name)(*args)
         if name in ("seq_len",):
             assert_equal(f"{name}{args!r}", got, want, f"{name}{args!r}")
+        elif name == "add_seq":
+            assert_served(got, want, f"{name}{args!r}")
         return got
 
     def touch_with_sharers(self, seq: int) -> None:
@@ -153,11 +154,13 @@ class CacheMachine(RuleBasedStateMachine):
             held["copies"] = tuple(a.copy() for a in held["gather"]), held["table"].copy()
         k_in, v_in = k.copy(), v.copy()
         result = self.call("append", seq, layer, k, v)
-        assert np.array_equal(k, k_in) and np.array_equal(v, v_in), "append changed its inputs"
+        written = f"append({seq}, {layer}, k, v)"
+        assert_equal("k after it was appended", k, k_in, f"{written}: an append never changes its inputs")
+        assert_equal("v after it was appended", v, v_in, f"{written}: an append never changes its inputs")
         if held:
-            for got, kept in zip(held["gather"], held["copies"][0]):
-                assert harness.same_bits(got, kept), "a later append changed an array gather returned earlier"
-            assert np.array_equal(held["table"], held["copies"][1]), "a later append changed an array block_table returned earlier"
+            for name, got, kept in zip("kv", held["gather"], held["copies"][0]):
+                assert_same_bits(f"gather({seq}, {layer}) {name} returned before it", got, kept, f"{written}: a later write never changes an earlier gather")
+            assert_equal(f"block_table({seq}) returned before it", held["table"].tolist(), held["copies"][1].tolist(), f"{written}: a later write never changes it")
         return result if isinstance(result, BaseException) else None
 
     # -- set-up -------------------------------------------------------------------------------------
@@ -167,7 +170,7 @@ class CacheMachine(RuleBasedStateMachine):
     def new_cache(self, geometry: Geometry, n_seqs: int) -> Any:
         """A cache of the drawn geometry, with sequences 0 .. n_seqs-1 added (so every rule has one to work on)."""
         module = self.wire.impl()
-        assert issubclass(module.OutOfBlocks, RuntimeError)
+        assert_equal("issubclass(OutOfBlocks, RuntimeError)", issubclass(module.OutOfBlocks, RuntimeError), True, "the module's OutOfBlocks")
         self.model = harness.model(*geometry)
         self.cache = module.PagedKVCache(*geometry)
         harness.adopt(self.cache, self.model)
@@ -273,13 +276,14 @@ class CacheMachine(RuleBasedStateMachine):
 
         if size == "one block too many":
             tokens = tokens_needing(needed, free + 1, limit, longest)
-            assert tokens is not None  # needs grow by at most one per block touched, from at most one
+            if tokens is None:  # needs grow by at most one per block touched, from at most one: never
+                raise AssertionError(f"tokens needing {free + 1} blocks=None, but should be a count [the model's sizing of append({seq}, {li})]")
         else:
             tokens = tokens_needing(needed, free, limit, longest) or 1
         k, v = make_chunk(self.model.n_kv_heads, tokens, self.model.d_head, seed, dtype)
         error = self.append(seq, li, k, v)
         if size == "one block too many":
-            assert isinstance(error, ModelOutOfBlocks), f"the model did not run out: {error!r}"
+            assert_equal(f"the model's error for append({seq}, {li}) of {tokens} positions", type(error).__name__, ModelOutOfBlocks.__name__, "one block more than is free")
 
     # -- reads ------------------------------------------------------------------------------------------
 
@@ -324,14 +328,15 @@ class CacheMachine(RuleBasedStateMachine):
         assert self.model is not None
         for s in seqs:
             table = self.cache.block_table(s)
-            assert not np.shares_memory(table, self.cache.block_table(s)), "block_table returned the same memory twice"
+            assert_equal(f"block_table({s}) shares memory with the array it returned before", np.shares_memory(table, self.cache.block_table(s)), False, f"block_table({s})")
             if table.size:
                 table[...] = -7
             assert_equal(f"block_table({s}) after changing the array it returned", self.cache.block_table(s).tolist(), self.model.block_table(s).tolist(), f"block_table({s})")
             for li in range(self.model.n_layers):
                 k, v = self.cache.gather(s, li)
                 k2, v2 = self.cache.gather(s, li)
-                assert not np.shares_memory(k, k2) and not np.shares_memory(v, v2) and not np.shares_memory(k, v)
+                shared = [pair for pair, a, b in (("k, k", k, k2), ("v, v", v, v2), ("k, v", k, v)) if np.shares_memory(a, b)]
+                assert_equal(f"arrays of two gather({s}, {li}) that share memory", shared, [], f"gather({s}, {li})")
                 if k.size:
                     k[...] = 3.0
                     v[...] = -5.0
@@ -367,7 +372,6 @@ class CacheMachine(RuleBasedStateMachine):
             ("stats", ()), ("num_free_blocks", ()),
         ]
         for name, args in after_close:
-            with pytest.raises(ValueError):
-                getattr(self.cache, name)(*args)
+            assert_raises(ValueError, f"{name}{args!r} after close()", lambda: getattr(self.cache, name)(*args))
 
 

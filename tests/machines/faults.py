@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-import pytest
 from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
+from assertions import assert_raises
 from oracle import ModelKVCache
 from strategies import make_chunk
 
@@ -104,10 +104,9 @@ class FaultCalls(CacheMachine):
         assert self.model is not None
         sizes: list[Any] = [self.model.num_blocks, self.model.block_size, self.model.n_layers, self.model.n_kv_heads, self.model.d_head]
         sizes[which] = bad
-        with pytest.raises(pinned):
-            ModelKVCache(*sizes)
-        with pytest.raises(pinned):
-            self.wire.impl().PagedKVCache(*sizes)
+        written = f"PagedKVCache{tuple(sizes)!r}"
+        assert_raises(pinned, f"the model's {written}", lambda: ModelKVCache(*sizes))
+        assert_raises(pinned, written, lambda: self.wire.impl().PagedKVCache(*sizes))
 
 
 class FaultMachine(FaultCalls):

@@ -150,10 +150,10 @@ def exact_tables(want: Tables, got: Tables, carry: Any, released: Sequence[int])
     return None, carry
 
 
-def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int]) -> tuple[str | None, Any]:
-    """allocation=any: tables equal up to a renaming of block ids bound for each block's lifetime
-    (`oracle.renaming.BlockNames`). carry: the names along this path, copied at every step (paths branch)."""
-    names = carry.copy() if carry is not None else oracle("oracle.renaming").BlockNames()
+def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int], *, num_blocks: int) -> tuple[str | None, Any]:
+    """allocation=any: tables equal up to a renaming of block ids bound for each block's lifetime, every id
+    in the pool (`oracle.renaming.BlockNames`). carry: the names along this path, copied at every step (paths branch)."""
+    names = carry.copy() if carry is not None else oracle("oracle.renaming").BlockNames(num_blocks)
     for m in released:
         names.release(m)
     for s in sorted(want):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import re
 import time
 from dataclasses import dataclass, field
@@ -134,7 +135,7 @@ class _Checker:
     def __init__(self, port: Port, g: Geometry, profile: Any, check: TableCheck | None) -> None:
         self.port, self.g, self.profile = port, g, profile
         self.canonical = not profile.exact_ids
-        self.check = check or (renaming if self.canonical else exact_tables)
+        self.check = check or (functools.partial(renaming, num_blocks=g.num_blocks) if self.canonical else exact_tables)
         self.model_oob = oracle().OutOfBlocks
         self.expected: dict[Any, Any] = {}
         self.hint = oracle("oracle.profile").hint(profile)
