@@ -13,6 +13,7 @@ CONTRACT.md gives, and so are tests that need a capability the driver does not a
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Generator
 
 import pytest
@@ -90,6 +91,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="record every call; write the first failing test's calls (its shrunk example) to PATH as a transcript",
     )
+    parser.addoption(
+        "--coverage-out",
+        default=None,
+        metavar="DIR",
+        help="write each state machine's coverage table (behaviours reached, share, floor) to DIR/<machine>.txt",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -132,6 +139,13 @@ def listed(nodeid: str, xfails: dict[str, str]) -> str | None:
         if nodeid == entry or nodeid.startswith((entry + "::", entry + "[")):
             return reason
     return None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    from machines import coverage  # here, not above: the machines read the Hypothesis profile loaded above
+
+    out = session.config.getoption("--coverage-out")
+    coverage.OUT[:] = [Path(out).resolve()] if out else []
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

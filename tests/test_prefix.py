@@ -22,15 +22,15 @@ from hypothesis import strategies as st
 
 import harness
 from assertions import assert_equal, assert_same_bits
-from machines import PROMPTS, SETTINGS, PrefixFaultMachine, PrefixMachine, recompute, small_geometry
+from machines import PROMPTS, SETTINGS, PrefixFaultMachine, PrefixMachine, floored, recompute, small_geometry
 from oracle import ContiguousKVCache, ToyDecoder
 from strategies import Geometry
 
 pytestmark = pytest.mark.needs("prefix_caching")
 
-TestPrefixMachine = pytest.mark.stateful(PrefixMachine.TestCase)
+TestPrefixMachine = pytest.mark.stateful(floored(PrefixMachine))
 TestPrefixMachine.settings = SETTINGS
-TestPrefixFaultMachine = pytest.mark.stateful(PrefixFaultMachine.TestCase)
+TestPrefixFaultMachine = pytest.mark.stateful(floored(PrefixFaultMachine))
 TestPrefixFaultMachine.settings = SETTINGS
 
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import pytest
 
-from machines import SETTINGS, CacheMachine, FaultMachine, TypeFaultMachine
+from machines import SETTINGS, CacheMachine, FaultMachine, TypeFaultMachine, floored
 
 pytestmark = pytest.mark.stateful
 
-TestCacheMachine = CacheMachine.TestCase
+TestCacheMachine = floored(CacheMachine)
 TestCacheMachine.settings = SETTINGS
-TestFaultMachine = FaultMachine.TestCase
+TestFaultMachine = floored(FaultMachine)
 TestFaultMachine.settings = SETTINGS
-TestTypeFaultMachine = pytest.mark.python_surface(TypeFaultMachine.TestCase)
+TestTypeFaultMachine = pytest.mark.python_surface(floored(TypeFaultMachine))
 TestTypeFaultMachine.settings = SETTINGS
 

@@ -12,6 +12,7 @@ are the suite's main line of defence, and a run of each takes a few seconds unde
 from hypothesis import settings
 
 from .cache import CacheMachine, step
+from .coverage import floored
 from .faults import FaultMachine, TypeFaultMachine
 from .prefix import PROMPTS, PrefixFaultMachine, PrefixMachine, recompute, small_geometry
 
@@ -19,5 +20,5 @@ SETTINGS = settings(max_examples=2 * settings().max_examples)
 
 __all__ = [
     "CacheMachine", "FaultMachine", "PROMPTS", "PrefixFaultMachine", "PrefixMachine", "SETTINGS", "TypeFaultMachine",
-    "recompute", "small_geometry", "step",
+    "floored", "recompute", "small_geometry", "step",
 ]

@@ -46,7 +46,7 @@ from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from strategies import INPUT_DTYPES, Geometry, geometries, make_chunk, model_blocks_needed, tokens_needing
 
-from . import report
+from . import coverage, observe, report
 
 
 GEOMETRY = geometries()
@@ -70,6 +70,7 @@ def step(method: Callable[..., Any]) -> Callable[..., Any]:
             self.wire.annotate(exc, type(self).__name__)
             raise
         self.healthy = True
+        self.observed.stepped(self.model)
         return result
 
     return wrapper
@@ -91,6 +92,7 @@ class CacheMachine(RuleBasedStateMachine):
         self.touched: set[int] = set()
         self.verified = False  # the step's last call was refused and every observable compared after it
         self.freed: set[int] = set()
+        self.observed = observe.Observer()  # the behaviours this example reaches, for its coverage
         harness.begin_example()
         self.wire = report.WireReport()
 
@@ -110,9 +112,11 @@ class CacheMachine(RuleBasedStateMachine):
         Returns the cache's result (the model's is kept in `self.wanted`), or the model's exception.
         """
         self.verified = False
+        seen = self.observed.before(self.model, name, args)
         try:
             want = getattr(self.model, name)(*args)
         except Exception as exc:  # noqa: BLE001 - every model error is matched below
+            self.observed.after(self.model, seen, exc)
             if pinned is not None:
                 assert isinstance(exc, pinned), f"model raised {type(exc).__name__} for {name}{args!r}, contract says {pinned.__name__}"
             if not harness.sent_ahead(self.cache, name, args, exc):
@@ -122,6 +126,7 @@ class CacheMachine(RuleBasedStateMachine):
             self.verified = True
             return exc
         assert pinned is None, f"model accepted {name}{args!r}; contract says {pinned.__name__}"
+        self.observed.after(self.model, seen, want)
         self.wanted = want
         if harness.sent_ahead(self.cache, name, args, want):
             return want  # the driver's answer is checked against it with the next call
@@ -345,6 +350,7 @@ class CacheMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         if self.cache is None:
             return
+        coverage.record(self.observed.reached)
         if not self.healthy:  # a step failed; that failure is the report, not what teardown would find
             self.cache.close()
             return

@@ -1,0 +1,123 @@
+"""Measured coverage of the machines, with floors: how many of a machine's examples reach each behaviour.
+
+Every example a machine runs adds the behaviours it reached (`observe`, seen from the oracle)
+to the tally of its test, in the process that runs it (a machine's test runs whole in one
+pytest-xdist worker). Under the `ci` and `gate` Hypothesis profiles (derandomised: the same
+examples in every run, the same counts for every implementation under one profile), the test
+then fails if a behaviour's share of the machine's examples is below its floor in `FLOORS`.
+With `--coverage-out DIR` (conftest; `ci/gate --coverage`), each machine's table is written to
+DIR/<machine>.txt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from hypothesis import settings
+from hypothesis.control import current_build_context
+from hypothesis.errors import InvalidArgument
+
+from .observe import BEHAVIOURS
+
+FLOORED_PROFILES = ("ci", "gate")  # derandomised: floors hold or fail the same in every run
+
+# machine -> behaviour -> the least share of its examples that must reach it, under ci and gate.
+# Each floor is set from the share measured under ci (2 x 60 examples), in every profile the prefix
+# machines follow (reuse and duplicates), noted as "lowest measured"; a floor is about 3/4 of it.
+FLOORS: dict[str, dict[str, float]] = {}
+
+OUT: list[Path] = []  # where each machine's table is written (--coverage-out); empty: nowhere
+
+
+@dataclass
+class Tally:
+    """Examples run, and how many reached each behaviour."""
+
+    examples: int = 0
+    reached: Counter[str] = field(default_factory=Counter)
+
+    def add(self, behaviours: set[str]) -> None:
+        self.examples += 1
+        self.reached.update(behaviours)
+
+    def share(self, behaviour: str) -> float:
+        return self.reached[behaviour] / self.examples if self.examples else 0.0
+
+
+SINK: list[Tally] = []  # the tally of the machine test running in this process, if any
+
+
+def record(behaviours: set[str]) -> None:
+    """One example's behaviours, into the running test's tally (nowhere when no test counts), if it is one of
+    the examples Hypothesis counts: not one it gave up on (its data overran, or a filter rejected it)."""
+    if SINK and not given_up():
+        SINK[-1].add(behaviours)
+
+
+def given_up() -> bool:
+    """Whether Hypothesis has concluded the running example already, as invalid or overrun (its data is frozen
+    only then, before teardown). Read from its build context; if that attribute ever goes, every run counts."""
+    try:
+        return bool(getattr(current_build_context().data, "frozen", False))
+    except InvalidArgument:  # not inside a Hypothesis test (a machine driven by hand)
+        return False
+
+
+@contextlib.contextmanager
+def counting() -> Iterator[Tally]:
+    """Count the examples run inside the block."""
+    tally = Tally()
+    SINK.append(tally)
+    try:
+        yield tally
+    finally:
+        SINK.remove(tally)
+
+
+def shortfalls(floors: dict[str, float], tally: Tally) -> list[str]:
+    """The behaviours whose share of the examples is below their floor."""
+    return [b for b, floor in floors.items() if tally.share(b) < floor]
+
+
+def table(machine: str, tally: Tally, floors: dict[str, float]) -> str:
+    """behaviour, examples reaching it, share, floor: one line each."""
+    lines = [f"{machine}: {tally.examples} examples (Hypothesis profile {settings.get_current_profile_name()})"]
+    lines.append(f"  {'behaviour':<26} {'examples':>8} {'share':>6} {'floor':>6}")
+    for b in BEHAVIOURS:
+        floor = f"{floors[b]:.0%}" if b in floors else "-"
+        mark = "  BELOW THE FLOOR" if b in shortfalls(floors, tally) else ""
+        lines.append(f"  {b:<26} {tally.reached[b]:>8} {tally.share(b):>6.0%} {floor:>6}{mark}")
+    return "\n".join(lines)
+
+
+def floors_apply() -> bool:
+    return settings.get_current_profile_name() in FLOORED_PROFILES
+
+
+def assert_floors(machine: str, tally: Tally, floors: dict[str, float]) -> None:
+    """Write the table (with --coverage-out); fail if, under ci or gate, a behaviour is below its floor."""
+    text = table(machine, tally, floors)
+    if OUT:
+        OUT[0].mkdir(parents=True, exist_ok=True)
+        (OUT[0] / f"{machine}.txt").write_text(text + "\n", encoding="utf-8")
+    below = shortfalls(floors, tally)
+    assert not (below and floors_apply()), (
+        f"coverage of {machine} below its floor for {', '.join(below)} (tests/machines/coverage.py FLOORS):\n{text}"
+    )
+
+
+def floored(machine: Any) -> Any:
+    """`machine.TestCase`, whose run counts its examples' behaviours and then checks them against the floors."""
+
+    class Test(machine.TestCase):  # type: ignore[misc, name-defined]
+        def runTest(self) -> None:
+            with counting() as tally:
+                super().runTest()
+            assert_floors(machine.__name__, tally, FLOORS.get(machine.__name__, {}))
+
+    Test.__name__ = Test.__qualname__ = f"{machine.__name__}.TestCase"
+    return Test
