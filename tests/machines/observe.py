@@ -28,7 +28,9 @@ BEHAVIOURS: dict[str, str] = {
     "hit on a duplicated key": "add_seq served a block under a key that a second block was filled under earlier",
     "eviction": "an append evicted a cached block",
     "hit, fork, copy filled": "a block copied on write in a line of forks from a sequence that got a hit became full",
+    "copy on write, fork and hit": "the example reached all three (in any order)",
 }
+TOGETHER = ("copy on write", "fork", "hit")
 CHANGES = ("add_seq", "extend", "fork", "append", "free")  # the calls that change the model
 
 
@@ -61,12 +63,15 @@ class Observer:
 
     def reach(self, behaviour: str) -> None:
         assert behaviour in BEHAVIOURS, behaviour
-        if behaviour not in self.reached:
-            self.reached.add(behaviour)
-            try:
-                event(f"reached: {behaviour}")
-            except InvalidArgument:  # not inside a Hypothesis test (a machine driven by hand)
-                pass
+        if behaviour in self.reached:
+            return
+        self.reached.add(behaviour)
+        try:
+            event(f"reached: {behaviour}")
+        except InvalidArgument:  # not inside a Hypothesis test (a machine driven by hand)
+            pass
+        if self.reached.issuperset(TOGETHER):
+            self.reach("copy on write, fork and hit")
 
     def before(self, model: ModelKVCache | None, name: str, args: tuple[Any, ...]) -> Before | None:
         if model is None or name not in CHANGES:
