@@ -9,6 +9,7 @@
     paged-gate --impl ... --profile allocation=any   # the port's profile (docs/CONTRACT.md, Profiles), if it declares none
     paged-gate --impl ... --exhaustive [--depth K]   # every call sequence of <= K calls (default 6) on tiny pools
     paged-gate --impl ... --junit-xml PATH      # every test as JUnit XML, for a CI system
+    paged-gate --impl ... --coverage            # ... and what each state machine's examples reached
     paged-gate --mutmut                         # ... and the mutmut score (ci/mutation; a checkout only; slow)
 
 A failure's calls are written as a transcript to --transcript-out (default: transcript.txt in a new
@@ -38,7 +39,7 @@ from oracle.profile import Profile, ProfileError
 from oracle.profile import parse as parse_profile
 from wire.client import DriverError
 
-from paged_gate import junit
+from paged_gate import coverage, junit
 from paged_gate.conformance import banner, conformance
 from paged_gate.exhaustive import explored
 from paged_gate.locate import checkout, scripts_first, vector_files
@@ -65,6 +66,7 @@ class Options:
     exhaustive: bool
     depth: int
     junit_xml: str | None
+    coverage: bool
     extra: list[str]
 
     @property
@@ -95,6 +97,7 @@ def parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--exhaustive", action="store_true", help="every call sequence of at most --depth calls on tiny pools (wire/explore.py), and nothing else")
     p.add_argument("--depth", type=int, default=6, help="--exhaustive: the bound on the number of calls (default 6)")
     p.add_argument("--junit-xml", metavar="PATH", help="also write every step's tests as JUnit XML to PATH")
+    p.add_argument("--coverage", action="store_true", help="also print each state machine's coverage table: behaviours, examples reaching them, share, floor")
     return p
 
 
@@ -108,7 +111,7 @@ def parse(argv: list[str], prog: str = "paged-gate") -> Options:
     return Options(
         impl=anchored(a.impl), xfails=absolute(a.xfails), replay=absolute(a.replay), vectors=a.vectors, transcript_out=absolute(a.transcript_out),
         all_failures=a.all_failures, mutmut=a.mutmut, profile=a.profile, exhaustive=a.exhaustive, depth=a.depth,
-        junit_xml=absolute(a.junit_xml), extra=extra,
+        junit_xml=absolute(a.junit_xml), coverage=a.coverage, extra=extra,
     )
 
 
@@ -205,7 +208,11 @@ def main(argv: list[str] | None = None, prog: str = "paged-gate") -> int:
     out = Path(o.transcript_out) if o.transcript_out else work / "transcript.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)  # a transcript there from an earlier run must not pass for this one's
+    if o.coverage:
+        coverage.ask(work / "coverage")
     done = steps(o, profile, out, work, prog)
+    if o.coverage:
+        print("\n" + coverage.tables(work / "coverage"))
     print("\n" + render(o.impl, str(profile), done, time.monotonic() - start))
     if out.exists():
         print(f"the failure's transcript: {out}")

@@ -93,9 +93,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addoption(
         "--coverage-out",
-        default=None,
+        default=os.environ.get("PAGED_COVERAGE_OUT") or None,
         metavar="DIR",
-        help="write each state machine's coverage table (behaviours reached, share, floor) to DIR/<machine>.txt",
+        help="write each state machine's coverage table (behaviours reached, share, floor) to DIR/<machine>.txt "
+        "(default: $PAGED_COVERAGE_OUT, else nowhere)",
     )
 
 

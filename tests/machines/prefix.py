@@ -2,10 +2,12 @@
 
 `PrefixMachine` drives the implementation and the oracle's model, both made with
 `prefix_caching=True`, through prompts drawn from a three-token alphabet (so prefixes
-really repeat), hits, extends with appends, forks, frees and long prompts that force
-evictions, and compares every observable after every step: stats (cached and evictions
-included), every table and length, the touched sequences' gathers, and the hit counts
-add_seq returns. `PrefixFaultMachine` adds the new bad inputs.
+really repeat), hits, extends with appends, forks, frees, preemptions and long prompts that
+force evictions, and requests with samples or beams, where a hit, a fork, a copy on write
+of the shared partial block and a copy that fills (and duplicates a key) come together. It
+compares every observable after every step: stats (cached and evictions included), every
+table and length, the touched sequences' gathers, and the hit counts add_seq returns.
+`PrefixFaultMachine` adds the new bad inputs.
 
 Every value written is what a real model would compute for that position: a function of
 the token ids up to it (`recompute`). So a position served from the cache must hold what
@@ -52,8 +54,9 @@ def small_geometry() -> st.SearchStrategy[Geometry]:
     return geometries(num_blocks=st.one_of(st.integers(1, 4), st.integers(4, 24))).filter(lambda g: g.block_size <= 4)
 
 
-# The machines' caches: tiny pools (to run out and evict) as often as roomy ones, and blocks of 2 to 4
-# positions three times in four, so that a sequence's last block is partial and a fork shares it.
+# The machines' caches: pools of 1 to 32 blocks, and blocks mostly of 2 to 4 positions (1 sometimes), so
+# that a sequence's last block is often partial and a fork shares it (a pool of 1 to 4 blocks or blocks of
+# one position made copy on write all but impossible in most examples; measured in machines.coverage).
 MACHINE_GEOMETRY = geometries(num_blocks=st.integers(1, 32), block_sizes=st.one_of(st.integers(2, 4), st.integers(1, 4)))
 
 
@@ -131,10 +134,7 @@ class PrefixMachine(CacheMachine):
         """A request sampled `samples` times (vLLM's n > 1; `sample`) that then ends: the samples, then the request,
         are freed, their full blocks cached for later prompts (which may share what they decoded)."""
         for s in reversed(self.sample(seq, base, blocks, tail, samples, tokens, alike)):
-            self.prompts.append(self.declared(s))
-            self.touch_with_sharers(s)
-            self.call("free", s)
-            self.freed.add(s)
+            self.end(s)
 
     @rule(target=CacheMachine.seqs, **SAMPLED)
     @step
@@ -143,11 +143,15 @@ class PrefixMachine(CacheMachine):
         goes back to the pool), and they stay live for later steps to extend, fork and free."""
         live = self.sample(seq, base, blocks, tail, samples, tokens, alike)
         if len(live) > 1:
-            self.touch_with_sharers(live[0])
-            self.call("free", live[0])
-            self.freed.add(live[0])
-            live = live[1:]
+            self.end(live.pop(0))
         return multiple(*live)
+
+    def end(self, seq: int) -> None:
+        """Free `seq`, a request that ended; later prompts may share its tokens."""
+        self.prompts.append(list(self.declared(seq)))
+        self.touch_with_sharers(seq)
+        self.call("free", seq)
+        self.freed.add(seq)
 
     def sample(self, seq: int, base: int, blocks: int, tail: list[int], samples: int, tokens: list[int], alike: bool) -> list[int]:
         """A request forked into samples; returns the live ids, the request's first ([] if it was refused).
@@ -262,16 +266,10 @@ class PrefixMachine(CacheMachine):
         """A scheduler out of room preempts a request: it is freed (its full blocks become cached); with `resume`,
         it is added again under its id with its tokens so far, served from the cache as far as its blocks stayed
         registered, and prefilled as far as the pool allows (vLLM's recompute preemption)."""
-        tokens = self.declared(seq)
-        self.touch_with_sharers(seq)
-        self.call("free", seq)
-        self.freed.add(seq)
-        self.prompts.append(tokens)
-        if not resume:
+        tokens = list(self.declared(seq))
+        self.end(seq)
+        if not resume or not self.new_prompt(seq, tokens):
             return multiple()
-        got = self.call("add_seq", seq, tokens)
-        assert_equal(f"add_seq({seq}, {tokens})", got, self.wanted, f"add_seq({seq}, {tokens}): the positions served")
-        self.touched.add(seq)
         self.prefill(seq, self.model.block_size)  # type: ignore[union-attr]
         return seq
 
