@@ -62,7 +62,7 @@ MACHINE_GEOMETRY = geometries(num_blocks=st.integers(1, 32), block_sizes=st.one_
 
 # A request with samples (PrefixMachine.sample): the arguments of the rules that make one.
 SAMPLED: dict[str, st.SearchStrategy[Any]] = dict(
-    seq=st.integers(0, 11), base=st.integers(0, 20), blocks=st.integers(1, 3), tail=st.lists(ALPHABET, min_size=1, max_size=6),
+    seq=st.integers(0, 11), base=st.integers(0, 20), blocks=st.integers(1, 6), tail=st.lists(ALPHABET, min_size=1, max_size=6),
     samples=st.integers(1, 3), tokens=st.lists(ALPHABET, min_size=1, max_size=6), alike=st.booleans(),
 )
 
