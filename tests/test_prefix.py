@@ -2,9 +2,11 @@
 
 `TestPrefixMachine` and `TestPrefixFaultMachine` run the machines of `machines.prefix`:
 prompts drawn from a three-token alphabet (so prefixes really repeat), hits, extends with
-appends, forks, frees and long prompts that force evictions, with every observable compared
+appends, forks, frees, preemptions, long prompts that force evictions and requests with
+samples or beams (a hit, a fork and a copy on write together), with every observable compared
 after every step and every gathered position against recomputing it from its tokens
-(`recompute`), so a hit never returns data that a different prefix wrote. The prose
+(`recompute`), so a hit never returns data that a different prefix wrote. Their coverage is
+measured and floored as the other machines' (`machines.coverage`). The prose
 properties follow the machines, and the toy decoder shows the equivalence the feature rests on.
 
 Skipped for an implementation without the capability (a driver that does not announce

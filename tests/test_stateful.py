@@ -7,6 +7,9 @@ appends that run out on their own, checking every observable after every step.
 sent (KeyError and ValueError rows, an empty chunk among them) at any state, and
 `TestTypeFaultMachine` the TypeError rows (the Python surface, skipped for a driver).
 
+Each test counts the behaviours its examples reach and, under the ci and gate profiles,
+fails when one falls below its floor (`machines.coverage`; tested in test_coverage.py).
+
 A failure shows first the requests the cache received, in the wire protocol, up to the
 first answer that differs from the oracle's (`machines.report`), then the steps in
 Python rule names (test_reports.py checks that on a broken cache). The ids are the gate's

@@ -4,7 +4,8 @@ Every example a machine runs adds the behaviours it reached (`observe`, seen fro
 to the tally of its test, in the process that runs it (a machine's test runs whole in one
 pytest-xdist worker). Under the `ci` and `gate` Hypothesis profiles (derandomised: the same
 examples in every run, the same counts for every implementation under one profile), the test
-then fails if a behaviour's share of the machine's examples is below its floor in `FLOORS`.
+then fails if a behaviour's share of the machine's examples is below its floor in `FLOORS`
+(test_coverage.py shows it failing for PrefixMachine without its forking rules).
 With `--coverage-out DIR` (conftest; `ci/gate --coverage`), each machine's table is written to
 DIR/<machine>.txt.
 """
@@ -26,9 +27,55 @@ from .observe import BEHAVIOURS
 FLOORED_PROFILES = ("ci", "gate")  # derandomised: floors hold or fail the same in every run
 
 # machine -> behaviour -> the least share of its examples that must reach it, under ci and gate.
-# Each floor is set from the share measured under ci (2 x 60 examples), in every profile the prefix
-# machines follow (reuse and duplicates), noted as "lowest measured"; a floor is about 3/4 of it.
-FLOORS: dict[str, dict[str, float]] = {}
+#
+# Derandomised examples are drawn from a seed Hypothesis takes from the machine class's source: any edit of
+# the class (a docstring too) draws others. So each floor sits below the lowest share measured over seven
+# draws: this source's examples under ci (2 x 60, every profile the prefix machines follow) and those of six
+# other seeds (`@seed(1..6)`), about 3/4 of that lowest share, so that a benign edit keeps it and losing a
+# behaviour does not. The comment gives the share measured under ci for this source, then the range over
+# the six seeds. In the prefix machines, copy on write, fork and a hit in one example: at least 20%.
+FLOORS: dict[str, dict[str, float]] = {
+    "CacheMachine": {
+        "copy on write": 0.07,  # 14%; 10 to 24%
+        "fork": 0.45,  # 79%; 62 to 88%
+        "OutOfBlocks": 0.45,  # 60%; 68 to 75%
+        "layers diverging": 0.25,  # 38%; 44 to 65%
+    },
+    "FaultMachine": {
+        "copy on write": 0.005,  # 27%; 1 to 18%: at least one example
+        "fork": 0.30,  # 71%; 41 to 72%
+        "OutOfBlocks": 0.35,  # 67%; 49 to 73%
+        "layers diverging": 0.25,  # 65%; 37 to 71%
+    },
+    "TypeFaultMachine": {
+        "copy on write": 0.05,  # 7%; 8 to 36%
+        "fork": 0.35,  # 82%; 48 to 66%
+        "OutOfBlocks": 0.40,  # 74%; 56 to 75%
+        "layers diverging": 0.30,  # 43%; 41 to 82%
+    },
+    "PrefixMachine": {
+        "copy on write": 0.20,  # 40%; 32 to 71%
+        "fork": 0.35,  # 50%; 67 to 87%
+        "OutOfBlocks": 0.45,  # 61%; 68 to 80%
+        "layers diverging": 0.20,  # 33%; 32 to 55%
+        "hit": 0.45,  # 75%; 60 to 85%
+        "hit on a duplicated key": 0.08,  # 11 to 12% by profile; 12 to 32%
+        "eviction": 0.20,  # 27 to 32% by profile; 35 to 62%
+        "hit, fork, copy filled": 0.15,  # 35%; 22 to 53%
+        "copy on write, fork and hit": 0.20,  # 40%; 26 to 63%
+    },
+    "PrefixFaultMachine": {
+        "copy on write": 0.25,  # 59%; 35 to 68%
+        "fork": 0.45,  # 77%; 66 to 87%
+        "OutOfBlocks": 0.40,  # 76%; 57 to 77%
+        "layers diverging": 0.20,  # 34%; 31 to 50%
+        "hit": 0.45,  # 78%; 66 to 92%
+        "hit on a duplicated key": 0.10,  # 18 to 21% by profile; 18 to 29%
+        "eviction": 0.20,  # 53 to 62% by profile; 32 to 65%
+        "hit, fork, copy filled": 0.20,  # 44%; 27 to 67%
+        "copy on write, fork and hit": 0.20,  # 52%; 32 to 68%
+    },
+}
 
 OUT: list[Path] = []  # where each machine's table is written (--coverage-out); empty: nowhere
 
