@@ -10,6 +10,7 @@
     paged-gate --impl ... --exhaustive [--depth K]   # the explorer to depth K (default 6) on tiny pools
     paged-gate --impl ... --all-failures        # every step and every test, not only up to the first failure
     paged-gate --impl ... --junit-xml PATH      # every test as JUnit XML, for a CI system
+    paged-gate --impl ... --coverage            # ... and what each state machine's examples reached
     paged-gate --mutmut                         # ... and the mutmut score (ci/mutation; a checkout only; slow)
 
 The whole gate runs the cheapest steps first (the vectors, the explorer to a small depth, the suite)
@@ -36,7 +37,7 @@ from pathlib import Path
 from oracle.profile import ProfileError
 from oracle.profile import parse as parse_profile
 
-from paged_gate import junit
+from paged_gate import coverage, junit
 from paged_gate.locate import checkout, scripts_first
 from paged_gate.options import Options, parse
 from paged_gate.plan import steps
@@ -92,7 +93,11 @@ def worker(o: Options, prog: str, channel: Channel) -> int:
     out = Path(o.transcript_out) if o.transcript_out else work / "transcript.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)  # a transcript there from an earlier run must not pass for this one's
+    if o.coverage:
+        coverage.ask(work / "coverage")
     done, scope = steps(o, profile, out, work, prog, channel)
+    if o.coverage:
+        print("\n" + coverage.tables(work / "coverage"))
     channel.enter("printing the verdict", runs_implementation=False)
     print("\n" + render(target, str(profile), done, scope, time.monotonic() - start))
     if out.exists():

@@ -26,6 +26,7 @@ class Options:
     exhaustive: bool
     depth: int
     junit_xml: str | None
+    coverage: bool
     partial_ok: bool
     timeout: float
     extra: list[str]
@@ -59,6 +60,7 @@ def parser(prog: str, usage: str) -> argparse.ArgumentParser:
     p.add_argument("--exhaustive", action="store_true", help="the bounded exhaustive explorer on tiny pools (wire/explore/, docs/EXHAUSTIVE.md), and nothing else")
     p.add_argument("--depth", type=int, default=6, help="--exhaustive: every model state within this many calls (default 6)")
     p.add_argument("--junit-xml", metavar="PATH", help="also write every step's tests as JUnit XML to PATH")
+    p.add_argument("--coverage", action="store_true", help="also print each state machine's coverage table: behaviours, examples reaching them, share, floor")
     p.add_argument("--partial-ok", action="store_true", help="a PARTIAL verdict (the suite narrowed after --) exits 0, not 3")
     p.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",
                    help="the longest a step that runs the implementation may take before the gate stops it: CANNOT RUN (default 3600; 0: no limit)")
@@ -77,7 +79,7 @@ def parse(argv: list[str], prog: str = "paged-gate", usage: str = "") -> Options
     return Options(
         impl=anchored(a.impl), xfails=absolute(a.xfails), replay=absolute(a.replay), vectors=a.vectors, transcript_out=absolute(a.transcript_out),
         all_failures=a.all_failures, mutmut=a.mutmut, profile=a.profile, exhaustive=a.exhaustive, depth=a.depth,
-        junit_xml=absolute(a.junit_xml), partial_ok=a.partial_ok, timeout=a.timeout, extra=extra, channel=a.channel, prog=a.prog,
+        junit_xml=absolute(a.junit_xml), coverage=a.coverage, partial_ok=a.partial_ok, timeout=a.timeout, extra=extra, channel=a.channel, prog=a.prog,
     )
 
 

@@ -14,6 +14,7 @@ CONTRACT.md gives, and so are tests that need a capability the driver does not a
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Generator
 
 import pytest
@@ -93,6 +94,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="record every call; write the first failing test's calls (its shrunk example) to PATH as a transcript",
     )
+    parser.addoption(
+        "--coverage-out",
+        default=os.environ.get("PAGED_COVERAGE_OUT") or None,
+        metavar="DIR",
+        help="write each state machine's coverage table (behaviours reached, share, floor) to DIR/<machine>.txt "
+        "(default: $PAGED_COVERAGE_OUT, else nowhere)",
+    )
 
 
 XFAILS: dict[str, xfails.Entry] = {}  # --xfails, read in every process (the controller, each worker)
@@ -126,6 +134,13 @@ LONG = ("test_random_ops_conserve_blocks",)
 def run_rank(item: pytest.Item) -> tuple[bool, int]:
     long = item.get_closest_marker("stateful") is not None or item.name in LONG
     return long, ORDER.index(item.path.name) if item.path.name in ORDER else len(ORDER)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    from machines import coverage  # here, not above: the machines read the Hypothesis profile loaded above
+
+    out = session.config.getoption("--coverage-out")
+    coverage.OUT[:] = [Path(out).resolve()] if out else []
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -37,14 +37,17 @@ class Geometry(NamedTuple):
     d_head: int
 
 
-def geometries(num_blocks: st.SearchStrategy[int] | None = None) -> st.SearchStrategy[Geometry]:
-    """Small geometries: pools from 1 block (the edge) to 64, blocks of 1 to 4 positions (1 often),
-    1 to 3 layers, 1 or 2 heads, 1 to 3 dims. `num_blocks` replaces the pool-size strategy."""
+def geometries(
+    num_blocks: st.SearchStrategy[int] | None = None, block_sizes: st.SearchStrategy[int] | None = None
+) -> st.SearchStrategy[Geometry]:
+    """Small geometries: pools from 1 block (the edge) to 64, blocks of 1 to 5 positions (1 often),
+    1 to 3 layers, 1 or 2 heads, 1 to 3 dims. `num_blocks` and `block_sizes` replace the pool-size
+    and block-size strategies."""
     pools = st.one_of(st.integers(1, 3), st.integers(4, 16), st.integers(16, 64))
     return st.builds(
         Geometry,
         num_blocks=num_blocks if num_blocks is not None else pools,
-        block_size=st.one_of(st.just(1), st.integers(1, 5)),
+        block_size=block_sizes if block_sizes is not None else st.one_of(st.just(1), st.integers(1, 5)),
         n_layers=st.integers(1, 3),
         n_kv_heads=st.integers(1, 2),
         d_head=st.integers(1, 3),

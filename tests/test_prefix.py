@@ -2,9 +2,11 @@
 
 `TestPrefixMachine` and `TestPrefixFaultMachine` run the machines of `machines.prefix`:
 prompts drawn from a three-token alphabet (so prefixes really repeat), hits, extends with
-appends, forks, frees and long prompts that force evictions, with every observable compared
+appends, forks, frees, preemptions, long prompts that force evictions and requests with
+samples or beams (a hit, a fork and a copy on write together), with every observable compared
 after every step and every gathered position against recomputing it from its tokens
-(`recompute`), so a hit never returns data that a different prefix wrote. The prose
+(`recompute`), so a hit never returns data that a different prefix wrote. Their coverage is
+measured and floored as the other machines' (`machines.coverage`). The prose
 properties follow the machines, and the toy decoder shows the equivalence the feature rests on.
 
 Skipped for an implementation without the capability (a driver that does not announce
@@ -22,16 +24,16 @@ from hypothesis import strategies as st
 
 import harness
 from assertions import assert_equal, assert_same_bits
-from machines import PROMPTS, SETTINGS, PrefixFaultMachine, PrefixMachine, recompute, small_geometry
+from machines import PROMPTS, SETTINGS, PrefixFaultMachine, PrefixMachine, floored, recompute, small_geometry
 from oracle import ContiguousKVCache, ModelKVCache, ToyDecoder
 from programs import InStep, attempt, refused, run
 from strategies import Geometry
 
 pytestmark = pytest.mark.needs("prefix_caching")
 
-TestPrefixMachine = pytest.mark.stateful(PrefixMachine.TestCase)
+TestPrefixMachine = pytest.mark.stateful(floored(PrefixMachine))
 TestPrefixMachine.settings = SETTINGS
-TestPrefixFaultMachine = pytest.mark.stateful(PrefixFaultMachine.TestCase)
+TestPrefixFaultMachine = pytest.mark.stateful(floored(PrefixFaultMachine))
 TestPrefixFaultMachine.settings = SETTINGS
 
 

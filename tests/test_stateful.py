@@ -7,6 +7,9 @@ appends that run out on their own, checking every observable after every step.
 sent (KeyError and ValueError rows, an empty chunk among them) at any state, and
 `TestTypeFaultMachine` the TypeError rows (the Python surface, skipped for a driver).
 
+Each test counts the behaviours its examples reach and, under the ci and gate profiles,
+fails when one falls below its floor (`machines.coverage`; tested in test_coverage.py).
+
 A failure shows first the requests the cache received, in the wire protocol, up to the
 first answer that differs from the oracle's (`machines.report`), then the steps in
 Python rule names (test_reports.py checks that on a broken cache). The ids are the gate's
@@ -17,14 +20,14 @@ from __future__ import annotations
 
 import pytest
 
-from machines import SETTINGS, CacheMachine, FaultMachine, TypeFaultMachine
+from machines import SETTINGS, CacheMachine, FaultMachine, TypeFaultMachine, floored
 
 pytestmark = pytest.mark.stateful
 
-TestCacheMachine = CacheMachine.TestCase
+TestCacheMachine = floored(CacheMachine)
 TestCacheMachine.settings = SETTINGS
-TestFaultMachine = FaultMachine.TestCase
+TestFaultMachine = floored(FaultMachine)
 TestFaultMachine.settings = SETTINGS
-TestTypeFaultMachine = pytest.mark.python_surface(TypeFaultMachine.TestCase)
+TestTypeFaultMachine = pytest.mark.python_surface(floored(TypeFaultMachine))
 TestTypeFaultMachine.settings = SETTINGS
 

@@ -45,7 +45,7 @@ from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from strategies import INPUT_DTYPES, Geometry, geometries, make_chunk, model_blocks_needed, tokens_needing
 
-from . import report
+from . import coverage, observe, report
 
 
 GEOMETRY = geometries()
@@ -69,9 +69,16 @@ def step(method: Callable[..., Any]) -> Callable[..., Any]:
             self.wire.annotate(exc, type(self).__name__)
             raise
         self.healthy = True
+        self.observed.stepped(self.model)
         return result
 
     return wrapper
+
+
+def shown(args: tuple[Any, ...]) -> str:
+    """A call's arguments for a message: arrays by dtype and shape (printing their values cost a third of a
+    prefix machine's run)."""
+    return ", ".join(f"<{a.dtype} array {list(a.shape)}>" if isinstance(a, np.ndarray) else repr(a) for a in args)
 
 
 seqs = Bundle("seqs")  # live sequence ids: add_seq and fork put them in, free takes them out
@@ -90,6 +97,7 @@ class CacheMachine(RuleBasedStateMachine):
         self.touched: set[int] = set()
         self.verified = False  # the step's last call was refused and every observable compared after it
         self.freed: set[int] = set()
+        self.observed = observe.Observer()  # the behaviours this example reaches, for its coverage
         harness.begin_example()
         self.wire = report.WireReport()
 
@@ -109,18 +117,21 @@ class CacheMachine(RuleBasedStateMachine):
         Returns the cache's result (the model's is kept in `self.wanted`), or the model's exception.
         """
         self.verified = False
+        seen = self.observed.before(self.model, name, args)
         try:
             want = getattr(self.model, name)(*args)
         except Exception as exc:  # noqa: BLE001 - every model error is matched below
+            self.observed.after(self.model, seen, exc)
             if pinned is not None:
                 assert_equal(f"the model's error for {name}{args!r}", type(exc).__name__, pinned.__name__, "the contract's row for the fault")
             if not harness.sent_ahead(self.cache, name, args, exc):
                 assert_raises(harness.expected_error(exc), f"{name}{args!r}", lambda: getattr(self.cache, name)(*args))
-            self.check_matches_model(self.live, when=f", after the refused {name}{args!r}"[:200])
+            self.check_matches_model(self.live, when=f", after the refused {name}({shown(args)})"[:200])
             self.verified = True
             return exc
         if pinned is not None:
             raise AssertionError(f"the model's {name}{args!r} returned {want!r}, but should raise {pinned.__name__} [the contract's row for the fault]")
+        self.observed.after(self.model, seen, want)
         self.wanted = want
         if harness.sent_ahead(self.cache, name, args, want):
             return want  # the driver's answer is checked against it with the next call
@@ -350,6 +361,7 @@ class CacheMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         if self.cache is None:
             return
+        coverage.record(self.observed.reached)
         if not self.healthy:  # a step failed; that failure is the report, not what teardown would find
             self.cache.close()
             return

@@ -2,10 +2,12 @@
 
 `PrefixMachine` drives the implementation and the oracle's model, both made with
 `prefix_caching=True`, through prompts drawn from a three-token alphabet (so prefixes
-really repeat), hits, extends with appends, forks, frees and long prompts that force
-evictions, and compares every observable after every step: stats (cached and evictions
-included), every table and length, the touched sequences' gathers, and the hit counts
-add_seq returns. `PrefixFaultMachine` adds the new bad inputs.
+really repeat), hits, extends with appends, forks, frees, preemptions and long prompts that
+force evictions, and requests with samples or beams, where a hit, a fork, a copy on write
+of the shared partial block and a copy that fills (and duplicates a key) come together. It
+compares every observable after every step: stats (cached and evictions included), every
+table and length, the touched sequences' gathers, and the hit counts add_seq returns.
+`PrefixFaultMachine` adds the new bad inputs.
 
 Every value written is what a real model would compute for that position: a function of
 the token ids up to it (`recompute`). So a position served from the cache must hold what
@@ -20,7 +22,7 @@ from typing import Any
 import numpy as np
 from hypothesis import event
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, invariant, multiple, rule
+from hypothesis.stateful import consumes, initialize, invariant, multiple, rule
 
 import harness
 from assertions import assert_equal, assert_same_bits
@@ -53,6 +55,19 @@ def small_geometry() -> st.SearchStrategy[Geometry]:
     return geometries(num_blocks=st.one_of(st.integers(1, 4), st.integers(4, 24))).filter(lambda g: g.block_size <= 4)
 
 
+# The machines' caches: pools of 1 to 32 blocks, and blocks mostly of 2 to 4 positions (1 sometimes), so
+# that a sequence's last block is often partial and a fork shares it (a pool of 1 to 4 blocks or blocks of
+# one position made copy on write all but impossible in most examples; measured in machines.coverage).
+MACHINE_GEOMETRY = geometries(num_blocks=st.integers(1, 32), block_sizes=st.one_of(st.integers(2, 4), st.integers(1, 4)))
+
+
+# A request with samples (PrefixMachine.sample): the arguments of the rules that make one.
+SAMPLED: dict[str, st.SearchStrategy[Any]] = dict(
+    seq=st.integers(0, 11), base=st.integers(0, 20), blocks=st.integers(1, 6), tail=st.lists(ALPHABET, min_size=1, max_size=6),
+    samples=st.integers(1, 3), tokens=st.lists(ALPHABET, min_size=1, max_size=6), alike=st.booleans(),
+)
+
+
 class PrefixMachine(CacheMachine):
     """CacheMachine's calls on caches with prefix caching on, with prompts, extends and evictions."""
 
@@ -60,7 +75,7 @@ class PrefixMachine(CacheMachine):
         super().__init__()
         self.prompts: list[list[int]] = []  # every prompt used so far, to draw shared prefixes from
 
-    @initialize(target=CacheMachine.seqs, geometry=small_geometry(), prompt=PROMPTS)
+    @initialize(target=CacheMachine.seqs, geometry=MACHINE_GEOMETRY, prompt=PROMPTS)
     @step
     def new_cache(self, geometry: Geometry, prompt: list[int]) -> Any:  # type: ignore[override]
         """Both caches with prefix caching on, and sequence 0 with a prompt, prefilled as far as the pool allows."""
@@ -89,14 +104,16 @@ class PrefixMachine(CacheMachine):
             v = k
         return self.append(seq, layer, k, v)
 
-    def prefill(self, seq: int, chunk: int) -> None:
-        """Every layer, in order, up to the declared tokens, `chunk` positions at a time; stops when the pool runs out."""
+    def prefill(self, seq: int, chunk: int) -> bool:
+        """Every layer, in order, up to the declared tokens, `chunk` positions at a time; stops when the pool runs out.
+        Whether it wrote them all."""
         assert self.model is not None
         for layer in range(self.model.n_layers):
             while self.model.seq_len(seq, layer) < len(self.declared(seq)):
                 left = len(self.declared(seq)) - self.model.seq_len(seq, layer)
                 if self.write(seq, layer, min(chunk, left)) is not None:
-                    return
+                    return False
+        return True
 
     # -- rules -----------------------------------------------------------------------------------
 
@@ -104,36 +121,128 @@ class PrefixMachine(CacheMachine):
           prefill=st.booleans(), chunk=st.integers(1, 9))
     @step
     def add_prompt(self, seq: int, base: int, keep: int, tail: list[int], prefill: bool, chunk: int) -> Any:
-        """A prompt that shares the first `keep` tokens of an earlier one (when there is one), then `tail`.
+        """A prompt that shares the first `keep` tokens of an earlier one (`earlier`), then `tail`; with
+        `prefill` the rest of the prompt is appended, layer by layer."""
+        if not self.new_prompt(seq, self.earlier(base)[:keep] + tail):
+            return multiple()
+        if prefill:
+            self.prefill(seq, chunk)
+        return seq
 
-        add_seq returns the positions served from the cache, which must be the model's; with `prefill`
-        the rest of the prompt is appended, layer by layer.
+    @rule(**SAMPLED)
+    @step
+    def sampled_request(self, seq: int, base: int, blocks: int, tail: list[int], samples: int, tokens: list[int], alike: bool) -> None:
+        """A request sampled `samples` times (vLLM's n > 1; `sample`) that then ends: the samples, then the request,
+        are freed, their full blocks cached for later prompts (which may share what they decoded)."""
+        for s in reversed(self.sample(seq, base, blocks, tail, samples, tokens, alike)):
+            self.end(s)
+
+    @rule(target=CacheMachine.seqs, **SAMPLED)
+    @step
+    def beam_search(self, seq: int, base: int, blocks: int, tail: list[int], samples: int, tokens: list[int], alike: bool) -> Any:
+        """A request searched with `samples` beams (`sample`) that replace it: it is freed (the block its beams copied
+        goes back to the pool), and they stay live for later steps to extend, fork and free."""
+        live = self.sample(seq, base, blocks, tail, samples, tokens, alike)
+        if len(live) > 1:
+            self.end(live.pop(0))
+        return multiple(*live)
+
+    def end(self, seq: int) -> None:
+        """Free `seq`, a request that ended; later prompts may share its tokens."""
+        self.prompts.append(list(self.declared(seq)))
+        self.touch_with_sharers(seq)
+        self.call("free", seq)
+        self.freed.add(seq)
+
+    def sample(self, seq: int, base: int, blocks: int, tail: list[int], samples: int, tokens: list[int], alike: bool) -> list[int]:
+        """A request forked into samples; returns the live ids, the request's first ([] if it was refused).
+
+        The request, under the `seq`-th id not live, has a prompt that shares the first `blocks` blocks of an earlier
+        one whose first block is registered (`earlier`), then `tail`, its last block partial: served from the cache as
+        far as its blocks are registered, then prefilled a block at a time (as far as the pool allows). Each sample
+        is a fork (the lowest id not live) that decodes `tokens` (all alike) or tokens of its own: it copies the shared
+        partial block on write, and the copy fills under a key (alike: the same key, so duplicates).
         """
         assert self.model is not None
-        shared = self.prompts[base % len(self.prompts)][:keep] if self.prompts else []
-        prompt = shared + tail
-        if seq in self.model.tables:
+        free_ids = [i for i in range(12) if i not in self.model.tables]
+        if not free_ids:
+            return []
+        seq = free_ids[seq % len(free_ids)]
+        bs = self.model.block_size
+        prompt = self.earlier(base, cached=True)[: blocks * bs] + tail
+        if len(prompt) % bs == 0 and bs > 1:
+            prompt.pop()
+        if not self.new_prompt(seq, prompt):
+            return []
+        live = [seq]
+        if not self.prefill(seq, bs):
+            return live  # out of blocks: not sampled (as a scheduler would not run it)
+        for i in range(samples):
+            child = next((c for c in range(12) if c not in self.model.tables), None)
+            if child is None:
+                break
+            self.do_fork(seq, child)
+            live.append(child)
+            if not self.decode_tokens(child, tokens if alike else [(t + i) % 3 for t in tokens], self.model.n_layers):
+                break  # out of blocks: no more samples
+        return live
+
+    def earlier(self, base: int, cached: bool = False) -> list[int]:
+        """The `base`-th (modulo) of the prompts used so far and the live sequences' tokens (as decoded so far);
+        with `cached`, of those whose first block is registered, when there is one. [] before any."""
+        assert self.model is not None
+        every = self.prompts + [self.declared(s) for s in self.live]
+        if cached:
+            every = [p for p in every if tuple(p[: self.model.block_size]) in self.model.registry] or every
+        return list(every[base % len(every)]) if every else []
+
+    def new_prompt(self, seq: int, prompt: list[int]) -> bool:
+        """add_seq of `prompt`; whether it was added (a live `seq` is refused with ValueError).
+
+        add_seq returns the positions served from the cache, which must be the model's.
+        """
+        if seq in self.model.tables:  # type: ignore[union-attr]
             self.call("add_seq", seq, prompt, pinned=ValueError)
-            return multiple()
+            return False
         got = self.call("add_seq", seq, prompt)  # checked against the model's count (CacheMachine.call)
         event("add_seq served positions from the cache" if got else "add_seq served nothing")
         self.prompts.append(prompt)
         self.touched.add(seq)
-        if prefill:
-            self.prefill(seq, chunk)
-        return seq
+        return True
 
     @rule(seq=CacheMachine.seqs, tokens=st.lists(ALPHABET, min_size=1, max_size=6), layers=st.integers(1, 3))
     @step
     def decode(self, seq: int, tokens: list[int], layers: int) -> None:
         """extend, then a forward step of the new positions over the first `layers` layers."""
+        self.decode_tokens(seq, tokens, layers)
+
+    @rule(target=CacheMachine.seqs, parent=CacheMachine.seqs, child=st.integers(0, 11), tokens=st.lists(ALPHABET, min_size=1, max_size=6),
+          layers=st.integers(1, 3), parent_too=st.booleans())
+    @step
+    def fork_and_decode(self, parent: int, child: int, tokens: list[int], layers: int, parent_too: bool) -> Any:
+        """Parallel sampling: fork into the `child`-th id not live, and the child decodes `tokens` (a copy on
+        write of the shared partial block, which then fills and is registered); with `parent_too`, the parent
+        then decodes the same tokens (its own block fills under the same key: a duplicate)."""
+        assert self.model is not None
+        free_ids = [i for i in range(12) if i not in self.model.tables]
+        result = self.do_fork(parent, free_ids[child % len(free_ids)] if free_ids else child)
+        if not isinstance(result, int):
+            return result
+        self.decode_tokens(result, tokens, layers)
+        if parent_too:
+            self.decode_tokens(parent, tokens, layers)
+        return result
+
+    def decode_tokens(self, seq: int, tokens: list[int], layers: int) -> bool:
+        """extend, then a forward step of what is not yet written over the first `layers` layers; whether it all fit."""
         assert self.model is not None
         self.call("extend", seq, tokens)
         self.touched.add(seq)
         for layer in range(min(layers, self.model.n_layers)):
             left = len(self.declared(seq)) - self.model.seq_len(seq, layer)
             if left and self.write(seq, layer, left) is not None:
-                break
+                return False
+        return True
 
     @rule(seq=CacheMachine.seqs, chunk=st.integers(1, 9))
     @step
@@ -152,6 +261,19 @@ class PrefixMachine(CacheMachine):
         error = self.write(seq, li, left + extra)
         assert_equal(f"the model's error for append({seq}, {li}) past the declared tokens", type(error).__name__, "ValueError", "the contract's rule")
 
+    @rule(target=CacheMachine.seqs, seq=consumes(CacheMachine.seqs), resume=st.booleans())
+    @step
+    def preempt(self, seq: int, resume: bool) -> Any:
+        """A scheduler out of room preempts a request: it is freed (its full blocks become cached); with `resume`,
+        it is added again under its id with its tokens so far, served from the cache as far as its blocks stayed
+        registered, and prefilled as far as the pool allows (vLLM's recompute preemption)."""
+        tokens = list(self.declared(seq))
+        self.end(seq)
+        if not resume or not self.new_prompt(seq, tokens):
+            return multiple()
+        self.prefill(seq, self.model.block_size)  # type: ignore[union-attr]
+        return seq
+
     @rule(big=st.integers(2, 6), fresh=st.integers(3, 1000))
     @step
     def pressure(self, big: int, fresh: int) -> None:
@@ -166,7 +288,6 @@ class PrefixMachine(CacheMachine):
         self.prefill(seq, 64)
         self.call("free", seq)  # its full blocks become cached, tail first
         self.freed.add(seq)
-        event(f"evictions so far: {'some' if self.model.evictions else 'none'}")
 
     @rule(seq=CacheMachine.seqs, layer=st.integers(0, 2), size=st.sampled_from(["one block too many", "every block"]), longest=st.booleans())
     @step
