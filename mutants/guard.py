@@ -30,7 +30,7 @@ def from_here(name: str) -> bool:
     where = getattr(sys.modules.get(name), "__file__", None)
     if where is None:
         return False
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(where)))
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(str(where))))
     return (folder + os.sep).startswith(str(HERE) + os.sep)
 
 
