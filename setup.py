@@ -3,8 +3,8 @@
 
 The configuration is pyproject.toml's; this file only extends build_py. SUITE is what the suite
 needs of the checkout, copied into `paged_gate/_suite/` with the checkout's layout (the tests find
-ci/vectors and ci/examples beside tests/, and pytest reads the copied pyproject.toml), where
-paged_gate.locate finds it. An editable install copies nothing: the checkout is the suite.
+ci/vectors, ci/examples and the engines' adapters beside tests/, and pytest reads the copied
+pyproject.toml), where paged_gate.locate finds it. An editable install copies nothing: the checkout is the suite.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-SUITE = ("pyproject.toml", "tests", "ci/vectors", "ci/bench", "bench", "ci/examples")
-LEFT_OUT = ("__pycache__", "*.pyc", "rust", ".hypothesis", ".pytest_cache")  # ci/examples/rust: the Rust port, built by cargo
+SUITE = ("pyproject.toml", "tests", "ci/vectors", "ci/bench", "bench", "ci/examples", "engines")
+# ci/examples/rust: the Rust port, built by cargo; engines/field_bugs: the engines' mutants, run from a checkout
+LEFT_OUT = ("__pycache__", "*.pyc", "rust", "field_bugs", ".hypothesis", ".pytest_cache")
 
 
 class BuildWithSuite(build_py):

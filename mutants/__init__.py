@@ -7,7 +7,8 @@ seed (section 5) gives it, its symptom, the catalog tests the seed says catch it
 the edits that plant it. An edit is (file, old text, new text); the old text must occur
 exactly once in the current source, or the mutant is stale, which is an error: never a
 kill, never skipped. `apply_mutant` edits a copy; nothing here ever writes to the work
-tree. `python -m mutants` scores the suite against all of them (see runner.py).
+tree. `python -m mutants` scores the suite against all of them (see runner.py); `python -m
+mutants --engine vllm|nano-vllm` plants the real engines' field bugs (engines/field_bugs/).
 
 mutmut 3 also works in this folder (it hard-codes ./mutants/); its copies land in
 mutants/paged, mutants/tests, mutants/oracle and mutants/pyproject.toml, which git ignores.
@@ -21,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Edit", "Mutant", "StaleMutant", "all_mutants", "apply_mutant", "check_mutant"]
+__all__ = ["Edit", "Mutant", "StaleMutant", "all_mutants", "apply_mutant", "check_mutant", "discover"]
 
 
 class StaleMutant(Exception):
@@ -53,8 +54,13 @@ KINDS = {"python": (__name__, re.compile(r"^s\d\d_\w+$")), "rust": (f"{__name__}
 
 
 def all_mutants(kind: str = "python") -> list[Mutant]:
-    """Every planted mutant of one kind, in id order; each module must define MUTANT with a matching id."""
-    package_name, pattern = KINDS[kind]
+    """Every planted mutant of one kind, in id order."""
+    return discover(*KINDS[kind])
+
+
+def discover(package_name: str, pattern: re.Pattern[str]) -> list[Mutant]:
+    """The mutants of a package (its modules whose names match `pattern`), in id order; each module
+    must define MUTANT with a matching id."""
     package = importlib.import_module(package_name)
     found: list[Mutant] = []
     for info in pkgutil.iter_modules(package.__path__):

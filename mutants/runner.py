@@ -17,10 +17,11 @@ What is mutated and how the suite reaches it:
    mutants/) into a temporary folder.
 2. Run the selected tests on the unmutated snapshot: they must pass, else stop (exit 2).
 3. For each mutant, copy the snapshot, plant the mutant in the copy and run pytest there
-   with `-x -p no:cacheprovider -n 0`, HYPOTHESIS_PROFILE=mutation, PYTHONPATH and the
-   working folder set to the copy. A small plugin checks, inside that very pytest process,
-   that `import paged` found the mutated copy (not for --rust) and that the implementation under
-   test is the expected one; a mismatch is an error.
+   (mutants/pytest_run.py, shared with the engines' runner) with `-x -p no:cacheprovider -n 0`,
+   HYPOTHESIS_PROFILE=mutation, PYTHONPATH and the working folder set to the copy. A guard plugin
+   (mutants/guard.py) checks, inside that very pytest process, that `import paged` found the
+   mutated copy (not for --rust) and that the implementation under test is the expected one; a
+   mismatch is an error.
 4. Verdicts: pytest exit 1 with a failed test in its JUnit XML is `killed` (by the first
    failed test); exit 0 is `survived`; anything else (a stale mutant, exit codes 2 to 5, a
    timeout, a wrong `paged`) is `error`, never a kill.
@@ -35,58 +36,19 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import xml.etree.ElementTree as ET
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import Mutant, StaleMutant, all_mutants, apply_mutant
+from .pytest_run import Guard, PytestRun, count_tests, run_pytest, run_with_timeout, tail, verdict
 
 REPO = Path(__file__).resolve().parent.parent
 CRATE = Path("ci/examples/rust")
 RUST_DRIVER = CRATE / "target" / "release" / "paged-kv-driver"
-PYTEST_FLAGS = ["-x", "-p", "no:cacheprovider", "-n", "0", "-q", "--no-header", "-p", "_mutant_guard"]
-GUARD_FILE = "_mutant_guard.py"
-GUARD_REPORT = "guard-report.txt"
-FIRST_FAILURE = "first-failure.txt"
-
-# The plugin each run loads (-p _mutant_guard). It proves, inside pytest, that the module
-# under test is the copy's `paged` (the mutated one), not the work tree's or an install's.
-GUARD_SOURCE = '''\
-"""Written by mutants/runner.py: fail the run unless `paged` is imported from this copy."""
-import os
-from pathlib import Path
-
-import pytest
-
-
-def pytest_sessionstart(session):
-    import paged
-
-    want = os.environ["MUTANTS_EXPECT_PAGED"]
-    got = Path(paged.__file__).resolve().parent
-    impl = os.environ.get("PAGED_IMPL", "paged")
-    want_impl = os.environ["MUTANTS_EXPECT_IMPL"]
-    report = Path(os.environ["MUTANTS_GUARD_REPORT"])
-    if (want and got != Path(want).resolve()) or impl != want_impl:
-        report.write_text(f"MISMATCH {got} impl={impl}\\n")
-        raise pytest.UsageError(
-            f"mutants: the run imports paged from {got} (impl {impl!r}), expected {want or 'any'} (impl {want_impl!r})"
-        )
-    report.write_text(f"OK {got} impl={impl}\\n")
-
-
-def pytest_runtest_logreport(report):
-    # The first test that fails (in setup, call or teardown), by its pytest node id.
-    first = Path(os.environ["MUTANTS_FIRST_FAILURE"])
-    if report.failed and not first.exists():
-        first.write_text(report.nodeid)
-'''
-
 IGNORE = shutil.ignore_patterns(
     ".git", "mutants", "__pycache__", ".hypothesis", ".mypy_cache", ".pytest_cache", "*.egg-info",
     "venv", ".venv", "build", "dist", ".ci", "*.pyc", "target",
@@ -172,8 +134,10 @@ class Target:
             return f"exec:{sys.executable} -m paged.driver"
         return "paged"
 
-    def expect_paged(self, root: Path) -> str:
-        return "" if self.kind == "rust" else str(root / "paged")
+    def guard(self, root: Path) -> Guard:
+        """What the guard checks: the --impl, and (but for the Rust port) `paged` imported from the copy."""
+        paged = () if self.kind == "rust" else ("paged",)
+        return Guard(self.impl(root), imports=paged, modules=paged)
 
     def build(self, root: Path, timeout: float | None) -> str | None:
         """Build what the copy needs (the Rust driver); None when it built, else why not."""
@@ -186,107 +150,33 @@ class Target:
         if self.kind != "rust":
             return ""
         env_vectors = {"PAGED_VECTORS_DIR": str(root / "ci" / "vectors")}
-        try:
-            proc = subprocess.run(
-                ["cargo", "test", "--offline", "--release", "--quiet", "--test", "vectors"], cwd=root / CRATE,
-                env=dict(os.environ, **env_vectors), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout,
-            )
-        except subprocess.TimeoutExpired:
+        cmd = ["cargo", "test", "--offline", "--release", "--quiet", "--test", "vectors"]
+        ended = run_with_timeout(cmd, root / CRATE, dict(os.environ, **env_vectors), timeout)
+        if ended.code is None:
             return "killed (timeout)"
-        if proc.returncode == 0:
+        if ended.code == 0:
             return "survived"
-        return "killed" if "test result: FAILED" in proc.stdout else "error"
+        return "killed" if "test result: FAILED" in ended.out else "error"
 
 
 def cargo(root: Path, args: list[str], timeout: float | None) -> str | None:
     try:
-        proc = subprocess.run(["cargo", *args], cwd=root / CRATE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        ended = run_with_timeout(["cargo", *args], root / CRATE, None, timeout)
     except FileNotFoundError:
         return "cargo is not installed (the Rust toolchain is needed for --rust)"
-    except subprocess.TimeoutExpired:
+    if ended.code is None:
         return f"cargo {args[0]} timed out"
-    return None if proc.returncode == 0 else f"cargo {' '.join(args)} failed:\n{tail(proc.stdout)}"
+    return None if ended.code == 0 else f"cargo {' '.join(args)} failed:\n{tail(ended.out)}"
 
 
 def snapshot(dest: Path) -> None:
-    """Copy the repo (without .git, mutants/, build outputs or caches) to dest, plus the guard plugin."""
+    """Copy the repo (without .git, mutants/, build outputs or caches) to dest."""
     shutil.copytree(REPO, dest, ignore=IGNORE, symlinks=True)
-    (dest / GUARD_FILE).write_text(GUARD_SOURCE, encoding="utf-8")
 
 
-def run_pytest(
-    root: Path, target: Target, pytest_args: list[str], timeout: float | None, extra_flags: list[str] | None = None
-) -> tuple[int | None, str, Path, float]:
-    """Run pytest in the copy at root; return (exit code or None on timeout, output tail, junit path, seconds)."""
-    junit = root / "junit.xml"
-    report = root / GUARD_REPORT
-    first = root / FIRST_FAILURE
-    for stale in (junit, report, first):
-        stale.unlink(missing_ok=True)
-    impl = target.impl(root)
-    env = dict(os.environ)
-    env.update(
-        PYTHONPATH=str(root),
-        HYPOTHESIS_PROFILE="mutation",
-        PAGED_IMPL=impl,
-        PYTHONDONTWRITEBYTECODE="1",
-        MUTANTS_EXPECT_PAGED=target.expect_paged(root),
-        MUTANTS_EXPECT_IMPL=impl,
-        MUTANTS_GUARD_REPORT=str(report),
-        MUTANTS_FIRST_FAILURE=str(first),
-    )
-    env.pop("PYTEST_ADDOPTS", None)
-    env.pop("CI", None)  # the profile is set explicitly; CI would only pick the ci profile
-    flags = [*PYTEST_FLAGS, *(extra_flags or []), f"--impl={impl}", f"--junitxml={junit}"]
-    cmd = [sys.executable, "-m", "pytest", *flags, *pytest_args]
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(
-            cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout
-        )
-        code: int | None = proc.returncode
-        out = proc.stdout
-    except subprocess.TimeoutExpired as exc:
-        code = None
-        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-    return code, out, junit, time.monotonic() - start
-
-
-def guard_ok(root: Path) -> str | None:
-    """None when the guard ran and saw the copy's paged; else what went wrong."""
-    report = root / GUARD_REPORT
-    if not report.exists():
-        return "the guard plugin did not run, so which paged was tested is unknown"
-    text = report.read_text().strip()
-    return None if text.startswith("OK ") else f"guard: {text}"
-
-
-def first_failure(root: Path, junit: Path) -> str | None:
-    """The node id of the first test that failed, as the guard plugin recorded it; None when no
-    test failed. The JUnit XML must agree that some test failed or errored."""
-    recorded = root / FIRST_FAILURE
-    if not junit.exists():
-        return None
-    try:
-        cases = list(ET.parse(junit).iter("testcase"))
-    except ET.ParseError:
-        return None
-    if not any(c.find("failure") is not None or c.find("error") is not None for c in cases):
-        return None
-    return recorded.read_text().strip() if recorded.exists() else None
-
-
-def count_tests(junit: Path) -> int:
-    if not junit.exists():
-        return 0
-    try:
-        return sum(1 for _ in ET.parse(junit).iter("testcase"))
-    except ET.ParseError:
-        return 0
-
-
-def tail(text: str, lines: int = 15) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+def suite_run(root: Path, target: Target, pytest_args: list[str], timeout: float | None, workers: int = 0) -> PytestRun:
+    """The suite on the copy at root, run there with only the copy on PYTHONPATH."""
+    return run_pytest(root, target.guard(root), pytest_args, pythonpath=[root], cwd=root, workers=workers, timeout=timeout)
 
 
 def run_explorer(root: Path, target: Target, depth: int, timeout: float | None) -> tuple[int | None, str, dict[str, object], float]:
@@ -297,18 +187,12 @@ def run_explorer(root: Path, target: Target, depth: int, timeout: float | None) 
     env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", PAGED_IMPL=impl)
     cmd = [sys.executable, "-m", "wire.explore", f"--impl={impl}", "--depth", str(depth), "--quiet", "--json", str(out_json),
            "--transcript-out", str(root / "explore-transcript.txt")]
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
-        code: int | None = proc.returncode
-        out = proc.stdout
-    except subprocess.TimeoutExpired as exc:
-        code, out = None, exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+    ended = run_with_timeout(cmd, root, env, timeout)
     try:
         payload = json.loads(out_json.read_text()) if out_json.exists() else {}
     except ValueError:
         payload = {}
-    return code, out, payload, time.monotonic() - start
+    return ended.code, ended.out, payload, ended.seconds
 
 
 def explorer_verdict(code: int | None, out: str, payload: dict[str, object], root: Path, target: Target, timeout: float | None) -> tuple[str, str | None, str, int]:
@@ -346,28 +230,8 @@ def run_mutant(mutant: Mutant, base: Path, work: Path, target: Target, pytest_ar
     args = list(pytest_args)
     if expected:
         args += ["-k", " or ".join(mutant.caught_by)]
-    code, out, junit, _ = run_pytest(root, target, args, timeout)
-    seconds = time.monotonic() - start
-    problem = guard_ok(root)
-    verdict = verdict_of(code, out, root, junit, problem, timeout)
-    return Result(mutant.id, mutant.title, verdict[0], verdict[1], seconds, verdict[2], vectors)
-
-
-def verdict_of(code: int | None, out: str, root: Path, junit: Path, problem: str | None, timeout: float) -> tuple[str, str | None, str]:
-    """(status, first failing test, detail) of one mutant's pytest run."""
-    if code is None:
-        return "error", None, f"timed out after {timeout:.0f} s"
-    if problem:
-        return "error", None, f"{problem}\n{tail(out)}"
-    if code == 0:
-        return "survived", None, ""
-    if code == 1:
-        failed = first_failure(root, junit)
-        if failed:
-            return "killed", failed, ""
-        return "error", None, f"pytest exit 1 but no failed test\n{tail(out)}"
-    meaning = {2: "interrupted / collection error", 3: "internal error", 4: "usage error", 5: "no tests collected"}
-    return "error", None, f"pytest exit {code} ({meaning.get(code, 'unexpected')})\n{tail(out)}"
+    status, by, detail = verdict(suite_run(root, target, args, timeout), timeout)
+    return Result(mutant.id, mutant.title, status, by, time.monotonic() - start, detail, vectors)
 
 
 def print_table(results: list[Result], rust: bool, exhaustive: bool = False) -> None:
@@ -435,24 +299,23 @@ def main(argv: list[str] | None = None) -> int:
         if problem or vectors not in ("", "survived"):
             print(f"mutants: ERROR: the unmutated port does not build or fails its own tests ({problem or vectors}); no score.", file=sys.stderr)
             return 2
-        clean_flags = ["-n", str(args.jobs)] if args.jobs > 1 else []
+        workers = args.jobs if args.jobs > 1 else 0
         if args.exhaustive is not None:
             code, out, payload, clean_s = run_explorer(base, target, args.exhaustive, None)
-            status, _, detail, _ = explorer_verdict(code, out, payload, base, target, None)
-            problem = None if status == "survived" else f"the explorer on the unmutated code: {status} {detail}"
-            junit = base / "no-junit.xml"
+            status, by, detail, _ = explorer_verdict(code, out, payload, base, target, None)
         else:
-            code, out, junit, clean_s = run_pytest(base, target, pytest_args, None, clean_flags)
-            problem = guard_ok(base)
-        if code != 0 or problem:
+            clean = suite_run(base, target, pytest_args, None, workers)
+            status, by, detail = verdict(clean, None)
+            out, clean_s = clean.ended.out, clean.ended.seconds
+        if status != "survived":
             print(tail(out, 40), file=sys.stderr)
-            why = problem or f"pytest exit {code}"
+            why = f"{by} failed" if by else detail.splitlines()[0]
             print(f"mutants: ERROR: the selected tests do not pass on the unmutated code ({why}); no score.", file=sys.stderr)
             return 2
         if args.exhaustive is not None:
             print(f"clean run: the explorer passed (depth {args.exhaustive}) in {clean_s:.1f} s", flush=True)
         else:
-            print(f"clean run: {count_tests(junit)} tests passed in {clean_s:.1f} s", flush=True)
+            print(f"clean run: {count_tests(clean)} tests passed in {clean_s:.1f} s", flush=True)
 
         timeout = args.timeout or max(60.0, 10.0 * clean_s * max(1, args.jobs))
         results: list[Result] = []

@@ -12,6 +12,7 @@ import harness
 from assertions import assert_equal, assert_raises, assert_same_bits, assert_served, same_bits
 from harness import assert_matches_model
 from oracle import ContiguousKVCache, ToyDecoder
+from paged_gate.random_ops import RandomOps
 from programs import InStep, both, refused, run
 from strategies import seed_token
 
@@ -329,32 +330,12 @@ def test_paged_matches_contiguous_decoding(impl: ModuleType) -> None:
 
 def test_random_ops_conserve_blocks(impl: ModuleType) -> None:
     """10^4 seeded add, fork, append and free operations against the oracle; counts after each; all back at the end."""
-    rng = np.random.default_rng(2026)
     n_blocks, bs, layers, heads, dims = 24, 3, 2, 1, 2
     cache = impl.PagedKVCache(n_blocks, bs, layers, heads, dims)
     model = harness.model(n_blocks, bs, layers, heads, dims)
-    live: list[int] = []
-    next_id = 0
+    ops = RandomOps(np.random.default_rng(2026), layers=layers, block_size=bs, heads=heads, dims=dims, max_live=8, dtype="float64")
     ran_out = 0
-    for step in range(10_000):
-        op = rng.choice(["add", "fork", "append", "append", "append", "free"]) if live else "add"
-        if op in ("add", "fork") and len(live) >= 8:
-            op = "free"
-        if op == "add":
-            args: tuple[Any, ...] = (next_id,)
-            op = "add_seq"
-            live.append(next_id)
-            next_id += 1
-        elif op == "fork":
-            args = (live[int(rng.integers(len(live)))], next_id)
-            live.append(next_id)
-            next_id += 1
-        elif op == "append":
-            n = int(rng.integers(1, 2 * bs + 2))
-            k = rng.standard_normal((heads, n, dims))
-            args = (live[int(rng.integers(len(live)))], int(rng.integers(layers)), k, -k)
-        else:
-            args = (live.pop(int(rng.integers(len(live)))),)
+    for step, (op, args) in enumerate(ops.calls(10_000)):
         written = f"{op}{args[:2]!r} at step {step}"
         try:
             outcome = getattr(model, op)(*args)
@@ -375,6 +356,6 @@ def test_random_ops_conserve_blocks(impl: ModuleType) -> None:
             assert_matches_model(cache, model)
     assert_matches_model(cache, model)
     assert_equal("the run hit OutOfBlocks now and then, not often", 0 < ran_out < 2_000, True, f"the model ran out {ran_out} times in 10^4 steps")
-    for s in live:
+    for s in ops.live:
         run((cache, model), "free", s)
     assert_matches_model(cache, model)

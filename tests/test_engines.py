@@ -1,4 +1,4 @@
-"""The engine adapters (ci/examples/engines) against the oracle, block ids compared up to renaming.
+"""The engine adapters (engines/) against the oracle, block ids compared up to renaming.
 
 The adapters' direct tests: scripted sessions with the engines' measured policies pinned by
 hand, and random sessions compared with `oracle.ModelKVCache` under each adapter's profile, block
@@ -27,7 +27,7 @@ from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import parse as parse_profile
 from oracle.renaming import BlockNames
 
-ENGINES = Path(__file__).resolve().parent.parent / "ci" / "examples" / "engines"
+ENGINES = Path(__file__).resolve().parent.parent / "engines"
 
 
 ADAPTERS = ("vllm_v1", "nano_vllm")

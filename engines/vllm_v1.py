@@ -1,6 +1,6 @@
 """PagedKVCache on vLLM v1's own block manager (vllm 0.33.0 from PyPI, `pip install -e '.[engines]'`).
 
-    PYTHONPATH=ci/examples/engines ci/gate --impl vllm_v1 --profile "$(python -c 'import vllm_v1; print(vllm_v1.PROFILE)')"
+    PYTHONPATH=engines ci/gate --impl vllm_v1 --profile "$(python -c 'import vllm_v1; print(vllm_v1.PROFILE)')"
 
 Which calls go to the engine (vllm/v1/core, unmodified, loaded from the installed wheel):
 - `KVCacheManager` (kv_cache_manager.py) with one full-attention group, built from the real

@@ -1,5 +1,5 @@
 """The engines' field bugs (the team's engine notes, ENGINES.md, "Bugs those engines shipped"), planted back in a copy
-of the installed engine by `python -m mutants --engine vllm|nano-vllm` (mutants/engines.py).
+of the installed engine by `python -m mutants --engine vllm|nano-vllm` (runner.py here).
 
 vNN: vLLM 0.33.0; nNN: nano-vllm-fork 20260210. Each `MUTANT` edits files relative to site-packages;
 `notes` names the ENGINES.md bug it models. A mutant whose notes start with SURVIVOR is expected to

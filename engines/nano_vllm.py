@@ -1,6 +1,6 @@
 """PagedKVCache on nano-vllm's own block manager (nano-vllm-fork 20260210 from PyPI, `pip install -e '.[engines]'`).
 
-    PYTHONPATH=ci/examples/engines ci/gate --impl nano_vllm --profile "$(python -c 'import nano_vllm; print(nano_vllm.PROFILE)')"
+    PYTHONPATH=engines ci/gate --impl nano_vllm --profile "$(python -c 'import nano_vllm; print(nano_vllm.PROFILE)')"
 
 Which calls go to the engine (nanovllm/engine/block_manager.py and sequence.py, unmodified,
 loaded from the installed wheel; the package `nanovllm/__init__.py`, which imports torch, never

@@ -1,5 +1,5 @@
 """`python -m mutants --engine vllm|nano-vllm`: the engines' field bugs, planted back in a copy of the
-installed engine, each gated through its adapter (ci/examples/engines).
+installed engine, each gated through its adapter (engines/).
 
 The way --rust works for the Rust port, with the engine's installed source in place of ours:
 
@@ -7,13 +7,14 @@ The way --rust works for the Rust port, with the engine's installed source in pl
    temporary folder: directories are made, every file is a symlink to the installed one (the vLLM
    wheel is 321 MB; nothing is copied).
 2. Run the selected tests on the unmutated mirror: they must pass (exit 2 otherwise).
-3. For each mutant (mutants/engines/vNN_*.py for vLLM, nNN_*.py for nano-vllm; each an exact edit
-   of one engine file, relative to site-packages, whose old text must occur exactly once), replace
-   the edited files' symlinks in a fresh mirror with edited copies, and run pytest with the mirror
-   first on PYTHONPATH, so the adapter loads the mutated engine. A guard plugin checks, inside
-   that pytest process, that every edited module was imported from the mirror; else `error`.
-4. Verdicts as runner.py: a failed test is `killed` (by the first one), exit 0 `survived`,
-   anything else `error`.
+3. For each mutant (engines/field_bugs/vNN_*.py for vLLM, nNN_*.py for nano-vllm; each an exact
+   edit of one engine file, relative to site-packages, whose old text must occur exactly once),
+   replace the edited files' symlinks in a fresh mirror with edited copies, and run pytest with the
+   mirror first on PYTHONPATH, so the adapter loads the mutated engine. The guard plugin
+   (mutants/guard.py) checks, inside that pytest process, that every edited module was imported
+   from the mirror; else `error`.
+4. Verdicts as the planted mutants' (mutants/pytest_run.py, the same code): a failed test is
+   `killed` (by the first one), exit 0 `survived`, anything else `error`.
 
 Tests (arguments after `--` replace them): the whole suite (`tests`), under the profile the adapter
 declares (its PROFILE: block ids compared up to a renaming, the oracle taking the engine's choices),
@@ -26,9 +27,8 @@ import argparse
 import importlib
 import json
 import os
-import pkgutil
+import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,18 +36,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import Mutant, StaleMutant, apply_mutant
-from .runner import Result, first_failure, print_table, tail
+from mutants import Mutant, StaleMutant, apply_mutant, discover
+from mutants.pytest_run import Guard, PytestRun, run_pytest, tail, verdict
+from mutants.runner import Result, print_table
 
-REPO = Path(__file__).resolve().parent.parent
-ADAPTERS = REPO / "ci" / "examples" / "engines"
+REPO = Path(__file__).resolve().parents[2]
+ADAPTERS = REPO / "engines"
 
 
 @dataclass(frozen=True)
 class Engine:
     name: str  # as given to --engine
     package: str  # the folder under site-packages
-    adapter: str  # the module in ci/examples/engines
+    adapter: str  # the adapter module in engines/
     prefix: str  # the mutant ids' letter
 
 
@@ -56,51 +57,9 @@ ENGINES = {
     "nano-vllm": Engine("nano-vllm", "nanovllm", "nano_vllm", "n"),
 }
 
-GUARD_FILE = "_engine_guard.py"
-GUARD_SOURCE = '''\
-"""Written by mutants/engines.py: fail the run unless the edited engine modules come from the mirror."""
-import os
-import sys
-from pathlib import Path
-
-import pytest
-
-
-def pytest_sessionstart(session):
-    import importlib
-    mirror = Path(os.environ["ENGINE_MUTANT_MIRROR"])
-    report = Path(os.environ["ENGINE_MUTANT_REPORT"])
-    importlib.import_module(os.environ["ENGINE_MUTANT_ADAPTER"])
-    bad = []
-    for name in filter(None, os.environ.get("ENGINE_MUTANT_MODULES", "").split(",")):
-        module = sys.modules.get(name)
-        where = getattr(module, "__file__", None)
-        if where is None or not os.path.abspath(where).startswith(str(mirror) + os.sep):
-            bad.append(f"{name} from {where}")
-    if bad:
-        report.write_text("MISMATCH " + "; ".join(bad) + "\\n")
-        raise pytest.UsageError("engine mutants: not the mirror's engine: " + "; ".join(bad))
-    report.write_text("OK\\n")
-
-
-def pytest_runtest_logreport(report):
-    first = Path(os.environ["MUTANTS_FIRST_FAILURE"])
-    if report.failed and not first.exists():
-        first.write_text(report.nodeid)
-'''
-
 
 def engine_mutants(engine: Engine) -> list[Mutant]:
-    package = importlib.import_module(f"{__package__}.engines_bugs")
-    found: list[Mutant] = []
-    for info in pkgutil.iter_modules(package.__path__):
-        if not (info.name.startswith(engine.prefix) and info.name[1:3].isdigit()):
-            continue
-        mutant = getattr(importlib.import_module(f"{package.__name__}.{info.name}"), "MUTANT", None)
-        if not isinstance(mutant, Mutant) or not info.name.startswith(mutant.id + "_"):
-            raise TypeError(f"{package.__name__}.{info.name} does not define a matching MUTANT")
-        found.append(mutant)
-    return sorted(found, key=lambda m: m.id)
+    return discover(__package__ or "engines.field_bugs", re.compile(rf"^{engine.prefix}\d\d_\w+$"))
 
 
 def site_root(engine: Engine) -> Path:
@@ -136,59 +95,20 @@ def plant(mutant: Mutant, root: Path) -> list[str]:
     return apply_mutant(mutant, root)
 
 
-def module_names(files: list[str]) -> str:
-    return ",".join(f.removesuffix(".py").replace("/", ".").removesuffix(".__init__") for f in files)
+def module_names(files: list[str]) -> tuple[str, ...]:
+    return tuple(f.removesuffix(".py").replace("/", ".").removesuffix(".__init__") for f in files)
 
 
-
-def run(root: Path, engine: Engine, modules: str, args: argparse.Namespace, pytest_args: list[str], timeout: float | None) -> tuple[int | None, str, Path, float]:
-    junit, report, first = root / "junit.xml", root / "guard-report.txt", root / "first-failure.txt"
-    for stale in (junit, report, first):
-        stale.unlink(missing_ok=True)
-    env = dict(os.environ)
-    env.update(
-        PYTHONPATH=os.pathsep.join([str(root), str(ADAPTERS), str(REPO)]),
-        HYPOTHESIS_PROFILE="mutation",
-        PAGED_IMPL=engine.adapter,
-        PAGED_ENGINE_ONLY=engine.adapter,
-        PYTHONDONTWRITEBYTECODE="1",
-        ENGINE_MUTANT_MIRROR=str(root),
-        ENGINE_MUTANT_REPORT=str(report),
-        ENGINE_MUTANT_ADAPTER=engine.adapter,
-        ENGINE_MUTANT_MODULES=modules,
-        MUTANTS_FIRST_FAILURE=str(first),
-    )
-    env.pop("PYTEST_ADDOPTS", None)
-    env.pop("CI", None)
-    profile = [f"--profile={importlib.import_module(engine.adapter).PROFILE}"]
+def gate(root: Path, engine: Engine, modules: tuple[str, ...], args: argparse.Namespace, tests: list[str], timeout: float | None) -> PytestRun:
+    """The suite through the adapter, with the mirror at root first on PYTHONPATH; the guard imports
+    the adapter and checks that `modules` (the edited ones) came from the mirror."""
     xfails = ADAPTERS / f"{engine.adapter}.xfails"
-    cmd = [
-        sys.executable, "-m", "pytest", "-x", "-p", "no:cacheprovider", "-n", str(args.inner_jobs), "-q", "--no-header",
-        "-p", "_engine_guard", f"--impl={engine.adapter}", f"--junitxml={junit}", *profile,
-        *([f"--xfails={xfails}"] if xfails.exists() else []), *(pytest_args or ["tests"]),
-    ]
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=timeout)
-        code: int | None = proc.returncode
-        out = proc.stdout
-    except subprocess.TimeoutExpired as exc:
-        code, out = None, exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-    return code, out, junit, time.monotonic() - start
-
-
-def verdict(code: int | None, out: str, root: Path, junit: Path, timeout: float | None) -> tuple[str, str | None, str]:
-    report = root / "guard-report.txt"
-    if code is None:
-        return "error", None, f"timed out after {timeout:.0f} s"
-    if not report.exists() or not report.read_text().startswith("OK"):
-        return "error", None, f"guard: {report.read_text().strip() if report.exists() else 'did not run'}\n{tail(out)}"
-    if code == 0:
-        return "survived", None, ""
-    if code == 1:
-        failed = first_failure(root, junit)
-        return ("killed", failed, "") if failed else ("error", None, f"pytest exit 1 but no failed test\n{tail(out)}")
-    return "error", None, f"pytest exit {code}\n{tail(out)}"
+    flags = [f"--profile={importlib.import_module(engine.adapter).PROFILE}", *([f"--xfails={xfails}"] if xfails.exists() else [])]
+    return run_pytest(
+        root, Guard(engine.adapter, imports=(engine.adapter,), modules=modules), tests or ["tests"],
+        pythonpath=[root, ADAPTERS, REPO], cwd=REPO, workers=args.inner_jobs, flags=flags,
+        env={"PAGED_ENGINE_ONLY": engine.adapter}, timeout=timeout,
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -197,7 +117,7 @@ def main(argv: list[str]) -> int:
         argv, pytest_args = argv[:cut], argv[cut + 1 :]
     else:
         pytest_args = []
-    parser = argparse.ArgumentParser(prog="python -m mutants --engine", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m mutants --engine", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--engine", required=True, choices=sorted(ENGINES))
     parser.add_argument("--only", metavar="IDS")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="mutants at once")
@@ -218,27 +138,26 @@ def main(argv: list[str]) -> int:
     try:
         clean = work / "clean"
         mirror(site, engine, clean)
-        (clean / GUARD_FILE).write_text(GUARD_SOURCE, encoding="utf-8")
         print(f"mutants --engine {engine.name}: {len(mutants)} mutants of {site / engine.package}, adapter {engine.adapter}", flush=True)
-        code, out, junit, clean_s = run(clean, engine, "", args, pytest_args, None)
-        if code != 0:
-            print(tail(out, 40), file=sys.stderr)
-            print(f"mutants --engine: the tests do not pass on the unmutated engine (pytest exit {code}); no score.", file=sys.stderr)
+        run = gate(clean, engine, (), args, pytest_args, None)
+        status, by, detail = verdict(run, None)
+        if status != "survived":
+            print(tail(run.ended.out, 40), file=sys.stderr)
+            why = f"{by} failed" if by else detail.splitlines()[0]
+            print(f"mutants --engine: the tests do not pass on the unmutated engine ({why}); no score.", file=sys.stderr)
             return 2
-        print(f"clean run: passed in {clean_s:.1f} s", flush=True)
-        timeout = args.timeout or max(120.0, 10.0 * clean_s)
+        print(f"clean run: passed in {run.ended.seconds:.1f} s", flush=True)
+        timeout = args.timeout or max(120.0, 10.0 * run.ended.seconds)
 
         def one(m: Mutant) -> Result:
             start = time.monotonic()
             root = work / m.id
             mirror(site, engine, root)
-            (root / GUARD_FILE).write_text(GUARD_SOURCE, encoding="utf-8")
             try:
                 files = plant(m, root)
             except StaleMutant as exc:
                 return Result(m.id, m.title, "error", None, time.monotonic() - start, str(exc))
-            code, out, junit, _ = run(root, engine, module_names(files), args, pytest_args, timeout)
-            status, by, detail = verdict(code, out, root, junit, timeout)
+            status, by, detail = verdict(gate(root, engine, module_names(files), args, pytest_args, timeout), timeout)
             r = Result(m.id, m.title, status, by, time.monotonic() - start, detail)
             print(f"  {m.id} {status:8s} {r.seconds:5.1f} s  {by or detail.splitlines()[0] if detail else by or ''}", flush=True)
             if not args.keep:
