@@ -189,7 +189,7 @@ def test_the_explorer_refuses_ids_outside_the_pool_under_allocation_any() -> Non
     module = SimpleNamespace(PagedKVCache=_ShiftedIds, OutOfBlocks=paged.OutOfBlocks, __name__="shifted")
     result = explore.explore(explore.ModulePort(module), explore.Geometry(2, 1, 1, 1, 1), 4, profile="allocation=any")
     assert result.failure is not None and result.failure.path == [("add_seq", 0), ("append", 0, 0, 2)], result
-    assert result.failure.what == "block_table(0)[1]=2, but should be a block id of the pool, 0..1 (num_blocks=2)"
+    assert result.failure.what.startswith("block_table(0)[1]=2, but should be a block id of the pool, 0..1 (num_blocks=2) [block_table(0), after append(0, 0, T=2)]"), result.failure.what
 
 
 def test_a_vector_written_for_other_profile_values_is_not_the_ports() -> None:
