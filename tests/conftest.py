@@ -127,12 +127,13 @@ def pytest_configure(config: pytest.Config) -> None:
 # Run order: the cheap, broad tests first (the seed's catalog, the vectors), the long ones last (the
 # catalog's 10^4-operation run, the machines), so a run that stops at its first failure (-x: the mutant
 # runners, mutmut, the gate's first pass) reaches its verdict early.
-ORDER = ("test_catalog.py", "test_vectors.py", "test_errors.py", "test_allocation.py", "test_fork.py", "test_data.py")
+ORDER = ("test_catalog.py", "test_vectors.py", "test_errors.py", "test_allocation.py", "test_fork.py", "test_data.py", "test_widths.py")
 LONG = ("test_random_ops_conserve_blocks",)
+LAST = ("test_gate.py",)  # each runs a whole gate in a subprocess: minutes where a direct test takes seconds
 
 
 def run_rank(item: pytest.Item) -> tuple[bool, int]:
-    long = item.get_closest_marker("stateful") is not None or item.name in LONG
+    long = item.get_closest_marker("stateful") is not None or item.name in LONG or item.path.name in LAST
     return long, ORDER.index(item.path.name) if item.path.name in ORDER else len(ORDER)
 
 
