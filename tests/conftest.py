@@ -13,6 +13,7 @@ CONTRACT.md gives, and so are tests that need a capability the driver does not a
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 from typing import Any, Generator
@@ -35,6 +36,33 @@ if os.environ.get("PAGED_SHRINK_SECONDS"):
     from hypothesis.internal.conjecture import engine as _engine
 
     _engine.MAX_SHRINKING_SECONDS = int(os.environ["PAGED_SHRINK_SECONDS"])
+
+
+
+def pin_local_constants() -> bool:
+    """Keep Hypothesis from drawing constants out of the modules a process has loaded; whether it did.
+
+    Hypothesis (since 6.131) sometimes draws a constant it found in any local module loaded so far
+    (`hypothesis.internal.conjecture.providers._get_local_constants`): the port's own module, our
+    packages when installed editable, ci/examples, modules an earlier test on the same xdist worker
+    imported. A derandomised example would then depend on the port, on the install and on which
+    tests ran before it, and so would the coverage floors (a 7% share seen as 4% after other tests
+    on one worker). Emptying that pool, an internal with no setting, makes the `ci` and `gate`
+    examples a function of the profile alone; Hypothesis's fixed global constants stay.
+    meta-test: tests/test_determinism.py."""
+    from hypothesis.internal.conjecture import providers
+
+    if not hasattr(providers, "_get_local_constants"):
+        return False  # a Hypothesis without local constants: nothing to pin
+    empty = copy.deepcopy(providers._local_constants)
+    for pool in (empty.integers, empty.floats, empty.bytes, empty.strings):
+        pool.clear()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+    return True
+
+
+pin_local_constants()
 
 _BASE = dict(deadline=None, print_blob=True, verbosity=Verbosity.normal)
 settings.register_profile("ci", derandomize=True, max_examples=60, database=None, **_BASE)
