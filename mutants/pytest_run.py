@@ -84,7 +84,8 @@ def run_pytest(
     env: Mapping[str, str] | None = None,
     timeout: float | None,
 ) -> PytestRun:
-    """Run `pytest -x` on the tests with the guard written into root, under the `mutation` Hypothesis profile."""
+    """Run `pytest -x` on the tests with the guard written into root, under the `mutation` Hypothesis profile
+    (or the one `env` names)."""
     shutil.copyfile(guard.__file__, root / f"{GUARD}.py")
     (root / f"{GUARD}.json").write_text(
         json.dumps({"impl": expect.impl, "import": list(expect.imports), "modules": list(expect.modules)}), encoding="utf-8"
