@@ -98,8 +98,8 @@ def run_pytest(
         HYPOTHESIS_PROFILE="mutation",
         PAGED_IMPL=expect.impl,
         PYTHONDONTWRITEBYTECODE="1",
-        **(env or {}),
     )
+    environment.update(env or {})
     environment.pop("PYTEST_ADDOPTS", None)
     environment.pop("CI", None)  # the profile is set explicitly; CI would only pick the ci profile
     cmd = [
