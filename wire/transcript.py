@@ -102,6 +102,19 @@ def matches(want: str, got: str, request: str = "") -> bool:
     return got == want
 
 
+def gather_difference(got: list[str], want: list[str], heads: int, dims: int) -> str | None:
+    """What differs between two gather answers' fields (length, K payload, V payload): the length, else the
+    first K or V value; None when they agree. Raises ProtocolError for a payload that does not parse."""
+    if got[0] != want[0]:
+        return f"length={got[0]}, but should be {want[0]}"
+    shape = (heads, parse_int(want[0]), dims)
+    for name, gi, wi in (("k", got[1], want[1]), ("v", got[2], want[2])):
+        diff = array_difference(parse_payload(gi, shape), parse_payload(wi, shape))
+        if diff:
+            return f"{name}{diff}"
+    return None
+
+
 def explain(request: str, want: str, got: str, geometry: dict[str, tuple[int, int]]) -> str:
     """What differs between two responses to `request`, as precisely as the request's kind allows."""
     verb, *args = request.split(" ")
@@ -113,14 +126,9 @@ def explain(request: str, want: str, got: str, geometry: dict[str, tuple[int, in
         if differs:
             return named("block_table", differs)
         if verb == "gather" and len(w) == len(g) == 3 and args[0] in geometry:
-            heads, dims = geometry[args[0]]
-            if g[0] != w[0]:
-                return f"length={g[0]}, but should be {w[0]}"
-            shape = (heads, parse_int(w[0]), dims)
-            for name, gi, wi in (("k", g[1], w[1]), ("v", g[2], w[2])):
-                diff = array_difference(parse_payload(gi, shape), parse_payload(wi, shape))
-                if diff:
-                    return f"{name}{diff}"
+            diff = gather_difference(g, w, *geometry[args[0]])
+            if diff:
+                return diff
     except ProtocolError as exc:
         return f"response does not parse ({exc}): {shorten(got)!r}"
     return f"response={shorten(got)!r}, but should be {shorten(want)!r}"

@@ -12,8 +12,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..codec import ProtocolError, parse_int, parse_payload
+from ..codec import ProtocolError
 from ..diff import array_difference, shorten
+from ..transcript import gather_difference
 from .alphabet import Action, describe
 from .model import CLOSED
 
@@ -83,13 +84,9 @@ def wire_difference(what: str, got: str, want: str, model: Any) -> str:
     g, w = got.split(" "), want.split(" ")
     if what.startswith("gather(") and len(g) == len(w) == 4 and g[0] == w[0] == "ok":
         try:
-            if g[1] != w[1]:
-                return f"{what} length={g[1]}, but should be {w[1]}"
-            shape = (model.n_kv_heads, parse_int(w[1]), model.d_head)
-            for name, gi, wi in (("k", g[2], w[2]), ("v", g[3], w[3])):
-                how = array_difference(parse_payload(gi, shape), parse_payload(wi, shape))
-                if how:
-                    return f"{what} {name}{how}"
+            how = gather_difference(g[1:], w[1:], model.n_kv_heads, model.d_head)
+            if how:
+                return f"{what} {how}"
         except ProtocolError as exc:
             return f"{what}={shorten(got)!r} (does not parse: {exc}), but should be {shorten(want)!r}"
     if what.startswith("stats()") and len(g) == len(w) == 5 and g[0] == w[0] == "ok":
