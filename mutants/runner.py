@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         except ProfileError as exc:
             print(f"mutants: --profile: {exc}", file=sys.stderr)
             return 2
-        os.environ["PAGED_PROFILE"] = args.profile  # every pytest run's conftest reads it
+        os.environ["PAGED_PROFILE"] = args.profile  # the edge: every pytest run it starts inherits it (paged_gate.config reads it)
     t0 = time.monotonic()
     kind = "rust" if args.rust else "driver" if args.driver else "python"
     target = Target(kind)

@@ -32,12 +32,14 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from oracle.profile import ProfileError
 from oracle.profile import parse as parse_profile
 
 from paged_gate import coverage, junit
+from paged_gate.config import Config
 from paged_gate.locate import checkout, scripts_first
 from paged_gate.options import Options, parse
 from paged_gate.plan import steps
@@ -76,6 +78,10 @@ def no_verdict(o: Options, verdict: str, why: str) -> int:
 
 def worker(o: Options, prog: str, channel: Channel) -> int:
     """Reach the implementation, run the steps, print the verdict; the exit code."""
+    try:
+        config = replace(Config.from_env(), impl=o.impl)
+    except ProfileError as exc:
+        return cannot_run(o, f"PAGED_PROFILE: {exc}")
     target = reach(o.impl)
     if isinstance(target, str):
         return cannot_run(o, target)
@@ -87,15 +93,15 @@ def worker(o: Options, prog: str, channel: Channel) -> int:
     source = "given by --profile" if o.profile is not None else ("declared by the implementation" if target.profile else "the default")
     print(f"profile: {profile.describe()} ({source})")
     if o.profile is not None:
-        os.environ["PAGED_PROFILE"] = o.profile  # the conformance run's conftest reads it
+        config = replace(config, profile=profile)  # the conformance run tests under it
     start = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="paged-gate-"))
     out = Path(o.transcript_out) if o.transcript_out else work / "transcript.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.unlink(missing_ok=True)  # a transcript there from an earlier run must not pass for this one's
     if o.coverage:
-        coverage.ask(work / "coverage")
-    done, scope = steps(o, profile, out, work, prog, channel)
+        config = replace(config, coverage_out=work / "coverage")
+    done, scope = steps(o, config, profile, out, work, prog, channel)
     if o.coverage:
         print("\n" + coverage.tables(work / "coverage"))
     channel.enter("printing the verdict", runs_implementation=False)
@@ -145,7 +151,10 @@ def main(argv: list[str] | None = None, prog: str = "paged-gate") -> int:
         return cannot_run(o, f"the conformance suite needs {', '.join(missing)}: pip install 'paged-kv-cache[test]' (docs/GATING.md)")
     if o.mutmut and checkout() is None:
         return cannot_run(o, "--mutmut scores our own suite's mutants: run it from a source checkout (ci/gate --mutmut)")
-    start_seconds = float(os.environ.get("PAGED_START_SECONDS", "120"))  # to import a module, or start a driver and have its hello
+    try:
+        start_seconds = Config.from_env().start_seconds  # to import a module, or start a driver and have its hello
+    except ProfileError as exc:
+        return cannot_run(o, f"PAGED_PROFILE: {exc}")
     ending = supervise(args, prog, start_seconds, o.timeout)
     if ending.word:
         return no_verdict(o, ending.word, ending.why)

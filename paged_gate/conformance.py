@@ -15,14 +15,14 @@ a failing vector's file, else the first failing test's calls.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from wire.transcript import read
 
+from paged_gate.config import Config
 from paged_gate.exhaustive import explored
 from paged_gate.locate import suite_root, vectors_dir
 from paged_gate.transcripts import OTHER_PROFILE, explain, keep
@@ -40,18 +40,19 @@ def banner(text: str) -> None:
     print(f"\n=== gate: {text} ===", flush=True)
 
 
-def pytest(impl: str, args: list[str], profile: str, env_extra: dict[str, str] | None = None) -> int:
-    """Run pytest in the suite's folder with its own configuration; its exit code."""
-    root = suite_root()
-    env = dict(os.environ, HYPOTHESIS_PROFILE=profile, PAGED_IMPL=impl, **(env_extra or {}))
+def pytest(config: Config, args: list[str], profile: str) -> int:
+    """Run pytest in the suite's folder with its own configuration, its settings from `config` (the
+    environment it is given); its exit code."""
+    root, impl = suite_root(), config.impl
+    env = dict(config.child_env(), HYPOTHESIS_PROFILE=profile)
     env.pop("CI", None)
     # `--impl=X`, never `--impl X`: pytest pre-parses before conftest adds --impl, and a bare
     # `paged` that names a folder here would be taken as the test path. -c and --rootdir: the suite's
     # pyproject.toml, never one found above an installed copy.
-    config = ["-c", str(root / "pyproject.toml"), f"--rootdir={root}"]
+    where = ["-c", str(root / "pyproject.toml"), f"--rootdir={root}"]
     flags = ["-p", "no:cacheprovider", f"--impl={impl}", *args]
     print(f"$ HYPOTHESIS_PROFILE={profile} pytest {' '.join(a if ' ' not in a else repr(a) for a in flags)}   (in {root})", flush=True)
-    return subprocess.call([sys.executable, "-m", "pytest", *config, *flags], cwd=root, env=env)
+    return subprocess.call([sys.executable, "-m", "pytest", *where, *flags], cwd=root, env=env)
 
 
 CAPABILITY = "the implementation does not have the capability"  # the start of conftest's skip reason for a capability
@@ -130,21 +131,22 @@ def read_outcomes(path: Path) -> Outcomes | None:
         return None
 
 
-def record(impl: str, test: str, transcript_out: Path) -> Path | None:
+def record(config: Config, test: str, transcript_out: Path) -> Path | None:
     """Run one test again, shrinking (for at most PAGED_SHRINK_SECONDS) and recording its calls; the
     transcript, or None when it passed."""
     banner(f"recording {test}" + (" (shrunk)" if "test_stateful" in test or "test_prefix" in test else ""))
     transcript_out.unlink(missing_ok=True)
-    shrink = os.environ.get("PAGED_SHRINK_SECONDS", "20")
-    pytest(impl, ["-n", "0", "-q", f"--transcript={transcript_out.resolve()}", test], "gate-shrink", {"PAGED_SHRINK_SECONDS": shrink})
+    shrinking = replace(config, shrink_seconds=config.gate_shrink_seconds)
+    pytest(shrinking, ["-n", "0", "-q", f"--transcript={transcript_out.resolve()}", test], "gate-shrink")
     return transcript_out.resolve() if transcript_out.exists() else None
 
 
-def evidence(impl: str, failures: list[str], ran: set[str], transcript_out: Path, profile: Profile) -> tuple[Path | None, str]:
+def evidence(config: Config, failures: list[str], ran: set[str], transcript_out: Path, profile: Profile) -> tuple[Path | None, str]:
     """The transcript that shows the failure (always at transcript_out), and what it is."""
+    impl = config.impl
     banner("the exhaustive explorer, for a shortest failing call sequence")
     try:
-        ok, detail, path, _ = explored(impl, 6, transcript_out, float(os.environ.get("PAGED_EXPLORE_SECONDS", "30")), str(profile))
+        ok, detail, path, _ = explored(impl, 6, transcript_out, config.explore_seconds, str(profile))
     except Exception as exc:  # noqa: BLE001 - the explorer is a better transcript when it works, never the verdict
         print(f"  the explorer could not run: {type(exc).__name__}: {exc}")
         ok, detail, path = True, "", None
@@ -153,24 +155,26 @@ def evidence(impl: str, failures: list[str], ran: set[str], transcript_out: Path
         return path, "the exhaustive explorer's " + "\n  ".join(found)
     machines = [n for n in failures if "::Test" in n and "Machine" in n]
     for test in machines or ([MACHINE] if MACHINE not in ran else []):
-        path = record(impl, test, transcript_out)
+        path = record(config, test, transcript_out)
         if path is not None:
             return path, f"the calls of {test}, shrunk"
     for node in failures:
         if "test_vectors.py::test_vector[" in node or "test_widths.py::test_vector[" in node:
             name = node.split("[", 1)[1].rstrip("]")
             return keep(vectors_dir() / f"{name}.txt", transcript_out), f"the failing vector {name}"
-    return record(impl, failures[0], transcript_out), f"the calls of {failures[0]}"
+    return record(config, failures[0], transcript_out), f"the calls of {failures[0]}"
 
 
 def conformance(
-    impl: str, profile: Profile, *, xfails: str | None, extra: list[str], transcript_out: Path, work: Path, maxfail: int, prog: str
+    config: Config, profile: Profile, *, xfails: str | None, extra: list[str], transcript_out: Path, work: Path, maxfail: int, prog: str
 ) -> tuple[bool, str, Path, int]:
-    """(passed, the verdict's lines, pytest's JUnit XML of the first pass, the tests that failed as xfails lists them)."""
+    """(passed, the verdict's lines, pytest's JUnit XML of the first pass, the tests that failed as xfails lists them):
+    the suite run against `config.impl` with `config`'s settings."""
+    impl = config.impl
     outcomes_path, junit = work / "outcomes.json", work / "conformance-junit.xml"
     outcomes_path.unlink(missing_ok=True)
     args = ["-n", "auto", f"--outcomes={outcomes_path}", f"--junitxml={junit}", *([f"--maxfail={maxfail}"] if maxfail else [])]
-    code = pytest(impl, [*args, *([f"--xfails={xfails}"] if xfails else []), *extra], "gate")
+    code = pytest(config, [*args, *([f"--xfails={xfails}"] if xfails else []), *extra], "gate")
     outcomes = read_outcomes(outcomes_path)
     if outcomes is None:
         return False, (
@@ -189,11 +193,11 @@ def conformance(
         lines.append(f"  FAILED {node}\n         {short(outcomes.tests[node].get('detail', ''))}")
     if len(failures) > 25:
         lines.append(f"  ... and {len(failures) - 25} more (see the pytest output above)")
-    path, what = evidence(impl, failures, set(outcomes.tests), transcript_out, profile)
+    path, what = evidence(config, failures, set(outcomes.tests), transcript_out, profile)
     if path is None:
         lines.append(f"  {failures[0]} passed when run again (flaky, or it needs the tests before it): no transcript")
         return False, "\n".join(lines), junit, 0
     lines.append(f"  {what}: {path} ({len(read(path).steps)} requests)")
     lines.append(f"  replay it alone: {prog} --replay {path} --impl '{impl}'")
-    lines += explain(path, impl, profile)
+    lines += explain(path, impl, profile, config.driver_timeout)
     return False, "\n".join(lines), junit, 0

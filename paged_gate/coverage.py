@@ -2,21 +2,14 @@
 
 Every machine test counts the behaviours its examples reach (seen from the oracle) and, under the
 gate's Hypothesis profile, fails when one falls below its floor (tests/machines/coverage.py). Asked
-through PAGED_COVERAGE_OUT (the suite's `--coverage-out`), each machine test that runs writes its table
-(behaviour, examples reaching it, share, floor) to a file in that folder; `tables` prints them.
+through the run's Config (`coverage_out`: PAGED_COVERAGE_OUT for the conformance run, the suite's
+`--coverage-out`), each machine test that runs writes its table (behaviour, examples reaching it,
+share, floor) to a file in that folder; `tables` prints them.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-ENV = "PAGED_COVERAGE_OUT"  # the conformance run's conftest reads it (the suite's --coverage-out)
-
-
-def ask(folder: Path) -> None:
-    """Have the conformance run write its machines' tables to `folder`."""
-    os.environ[ENV] = str(folder)
 
 
 def tables(folder: Path) -> str:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from oracle.profile import Profile
-from wire.client import DriverError, Replayer, replay_fresh
+from wire.client import DEFAULT_TIMEOUT, DriverError, Replayer, replay_fresh
 from wire.codec import ProtocolError
 from wire.transcript import Transcript, read
 
@@ -18,14 +18,14 @@ from paged_gate.verdict import Case
 OTHER_PROFILE = "written for"  # how written_for_another's reason starts: a file for other profile values
 
 
-def explain(path: Path, impl: str, profile: Profile) -> list[str]:
+def explain(path: Path, impl: str, profile: Profile, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
     """Replay a transcript against impl: the first answer that differs, or that none does."""
     try:
         transcript = read(path)
     except (OSError, ProtocolError) as exc:
         return [f"  (could not replay {path}: {exc})"]
     try:
-        mismatch, _ = replay_fresh(transcript, impl, profile)
+        mismatch, _ = replay_fresh(transcript, impl, profile, timeout)
     except DriverError as exc:
         return [f"  (could not replay {path}: {exc})"]
     if mismatch is None:
@@ -52,13 +52,15 @@ def replay_one(path: Path, replayer: Replayer, profile: Profile) -> Case:
     return case
 
 
-def replay_files(impl: str, paths: list[Path], profile: Profile, stop_at_first: bool = False) -> tuple[bool, str, list[Case]]:
+def replay_files(
+    impl: str, paths: list[Path], profile: Profile, stop_at_first: bool = False, timeout: float = DEFAULT_TIMEOUT
+) -> tuple[bool, str, list[Case]]:
     """Replay transcripts, each as in a fresh session: (every one matched, the verdict's lines listing each
     that differs, one case a transcript replayed). An unreadable transcript is a failed case. With
     stop_at_first, the first that differs ends the replay. A pass needs every file replayed or skipped
     for a reason it names, and at least one replayed."""
     cases: list[Case] = []
-    replayer = Replayer(impl)
+    replayer = Replayer(impl, timeout)
     try:
         for path in paths:
             try:

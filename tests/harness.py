@@ -1,7 +1,8 @@
 """The harness: which implementation is under test, and how its state is compared with the oracle.
 
 Tests reach the cache only through `impl()` and its public calls, so the same suite gates
-any port. `--impl` (or PAGED_IMPL) names either a Python module exporting PagedKVCache and
+any port. The run's settings (a `paged_gate.config.Config`) come from the suite's plugin
+(tests/plugin.py: `configure`, once, at the start): `--impl` (or PAGED_IMPL) names either a Python module exporting PagedKVCache and
 OutOfBlocks, or `exec:CMD`, a driver program in any language speaking docs/PROTOCOL.md,
 wrapped by `wire.client` as such a module. Never reads a private attribute.
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -26,22 +27,39 @@ from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import Profile, hint
 from oracle.profile import parse as parse_profile
+from paged_gate.config import Config
 from renamed import RenamedImpl
 from wire.client import ExecImpl, RemoteKVCache, Replayer
 from wire.record import Recorder
 from wire.server import capabilities as module_capabilities
 
-_impl_name = os.environ.get("PAGED_IMPL") or "paged"
-_exec: dict[str, ExecImpl] = {}
-_profile_override: str | None = os.environ.get("PAGED_PROFILE") or None
-_renamed: dict[int, RenamedImpl] = {}
-_replayers: dict[str, Replayer] = {}
+@dataclass
+class Run:
+    """The run's settings, and what the harness keeps for them: the drivers started, the renamed views,
+    the replayers, where --transcript writes the first failure (`record`: empty when not recording)."""
+
+    config: Config = field(default_factory=Config)
+    record: list[Path] = field(default_factory=list)
+    drivers: dict[str, ExecImpl] = field(default_factory=dict)
+    renamed: dict[int, RenamedImpl] = field(default_factory=dict)
+    replayers: dict[str, Replayer] = field(default_factory=dict)
 
 
-def set_profile_override(text: str | None) -> None:
-    """`--profile`: the profile to test under, whatever the implementation declares."""
-    global _profile_override
-    _profile_override = text or None
+_run = Run()  # replaced whole by `configure`, never changed from outside otherwise
+
+
+def configure(config: Config, transcript: str | None = None) -> None:
+    """The run's settings (the plugin's, at pytest_configure): the implementation under test, the profile
+    to test under whatever it declares (None: the declared one), the drivers' timeout; and where
+    --transcript writes the first failure's calls."""
+    global _run
+    stop_drivers()
+    _run = Run(config, [Path(transcript)] if transcript else [])
+
+
+def config() -> Config:
+    """The run's settings."""
+    return _run.config
 
 
 def declared_profile() -> str:
@@ -51,7 +69,8 @@ def declared_profile() -> str:
 
 def profile() -> Profile:
     """The profile under test: `--profile` if given, else the implementation's own (the default when it declares none)."""
-    return parse_profile(_profile_override if _profile_override is not None else declared_profile())
+    override = _run.config.profile
+    return override if override is not None else parse_profile(declared_profile())
 
 
 assertions.table_hint = lambda: hint(profile())
@@ -68,28 +87,27 @@ def model(*sizes: Any, **kwargs: Any) -> ModelKVCache:
     return ModelKVCache(*sizes, profile=profile(), **kwargs)
 
 
-def set_impl_name(name: str) -> None:
-    global _impl_name
-    _impl_name = name
-
-
 def impl_name() -> str:
-    return _impl_name
+    """What --impl names: a module, or `exec:CMD`."""
+    return _run.config.impl
 
 
 def is_wire() -> bool:
     """Whether the implementation under test is a driver reached over the wire (`exec:CMD`)."""
-    return _impl_name.startswith("exec:")
+    return impl_name().startswith("exec:")
 
 
 def raw_impl() -> Any:
     """The module under test as it is (a driver wrapped as a module); it must export PagedKVCache and OutOfBlocks."""
+    name = impl_name()
     if is_wire():
-        return _exec.setdefault(_impl_name, ExecImpl(_impl_name))
-    module = importlib.import_module(_impl_name)
+        if name not in _run.drivers:
+            _run.drivers[name] = ExecImpl(name, _run.config.driver_timeout)
+        return _run.drivers[name]
+    module = importlib.import_module(name)
     missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]
     if missing:
-        raise ImportError(f"implementation module {_impl_name!r} does not export {', '.join(missing)}")
+        raise ImportError(f"implementation module {name!r} does not export {', '.join(missing)}")
     return module
 
 
@@ -97,13 +115,14 @@ def impl() -> Any:
     """The module under test, as tests use it: its calls recorded with --transcript, and under
     allocation=any its block tables read through the renaming (`renamed.RenamedImpl`)."""
     module = raw_impl()
-    if RECORD_PATH:
+    if _run.record:
         module = RECORDER.wrap(module)
     current = profile()
     if not current.exact_ids:
-        if id(module) not in _renamed or _renamed[id(module)].profile != current:
-            _renamed[id(module)] = RenamedImpl(module, current)
-        module = _renamed[id(module)]
+        renamed = _run.renamed
+        if id(module) not in renamed or renamed[id(module)].profile != current:
+            renamed[id(module)] = RenamedImpl(module, current)
+        module = renamed[id(module)]
     return module
 
 
@@ -116,13 +135,17 @@ def capabilities() -> frozenset[str]:
 def replayer() -> Replayer:
     """What replays transcripts (the vectors) against the implementation under test: for a driver, one
     session for many of them (`wire.client.Replayer`)."""
-    return _replayers.setdefault(_impl_name, Replayer(_impl_name))
+    name = impl_name()
+    if name not in _run.replayers:
+        _run.replayers[name] = Replayer(name, _run.config.driver_timeout)
+    return _run.replayers[name]
 
 
 def stop_drivers() -> None:
-    for driver in _exec.values():
+    """Stop every driver the run started (at the session's end)."""
+    for driver in _run.drivers.values():
         driver.stop()
-    for shared in _replayers.values():
+    for shared in _run.replayers.values():
         shared.stop()
 
 
@@ -224,7 +247,6 @@ def first_kv_difference(cache: Any, model: ModelKVCache, seqs: Iterable[int]) ->
 
 
 RECORDER = Recorder()
-RECORD_PATH: list[Path] = []  # where --transcript writes the first failure; empty when not recording
 
 
 def begin_example() -> None:
@@ -232,18 +254,14 @@ def begin_example() -> None:
     RECORDER.reset()
 
 
-def record_to(path: str | None) -> None:
-    RECORD_PATH[:] = [Path(path)] if path else []
-
-
 def write_failure(nodeid: str, message: str) -> Path | None:
     """Write the first failing test's recorded calls as a transcript, with the oracle's answers.
 
     None when not recording, or when a failure was written already.
     """
-    if not RECORD_PATH:
+    if not _run.record:
         return None
-    path = RECORD_PATH.pop()
+    path = _run.record.pop()
     first = message.strip().splitlines()[0][:200] if message.strip() else "failed"
-    path.write_text(RECORDER.failure(f"{nodeid}: {first}", _impl_name, profile()).text(), encoding="ascii", errors="replace")
+    path.write_text(RECORDER.failure(f"{nodeid}: {first}", impl_name(), profile()).text(), encoding="ascii", errors="replace")
     return path

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import types
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,7 @@ def quick_tally(machine: Any, monkeypatch: pytest.MonkeyPatch) -> coverage.Tally
     module = types.ModuleType("_oracle_for_coverage")
     module.PagedKVCache, module.OutOfBlocks, module.PROFILE = model.PagedKVCache, model.OutOfBlocks, model.PROFILE  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setattr(harness, "_impl_name", module.__name__)
+    monkeypatch.setattr(harness, "_run", harness.Run(replace(harness.config(), impl=module.__name__)))
     with coverage.counting() as tally:
         run_state_machine_as_test(machine, settings=QUICK)
     return tally

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from oracle.profile import Profile
+from paged_gate.config import DEFAULTS
 from wire.transcript import read, written_for_another
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,12 +171,17 @@ def test_the_vector_counts_in_the_documents_are_the_corpus() -> None:
 
 
 def defaults() -> dict[str, str]:
-    """Each PAGED_* setting's default, as the code that reads it writes it: `os.environ.get("PAGED_X", "N")`."""
-    found: dict[str, str] = {}
-    for source in [*(ROOT / "paged_gate").glob("*.py"), *(ROOT / "wire").glob("*.py"), *(ROOT / "tests").glob("*.py")]:
-        for name, value in re.findall(r'environ\.get\("(PAGED_[A-Z_]+)", "([0-9.]+)"\)', source.read_text()):
-            assert found.setdefault(name, value) == value, f"{name} has two defaults in the code"
-    return found
+    """Each PAGED_* setting's default, as the code that reads it has it: paged_gate/config.py, the only reader
+    of PAGED_* (its DEFAULTS), and nowhere else in the code a `getenv`/`environ` read of PAGED_*."""
+    read = re.compile(r'(?:environ\.get|getenv)\(\s*"PAGED_|environ\["PAGED_[A-Z_]+"\](?!\s*=[^=])')
+    readers = [
+        source.relative_to(ROOT).as_posix()
+        for folder in ("paged", "oracle", "wire", "paged_gate", "tests", "meta_tests", "mutants", "engines", "bench")
+        for source in (ROOT / folder).rglob("*.py")
+        if read.search(source.read_text())
+    ]
+    assert [r for r in readers if r != "paged_gate/config.py"] == [], f"PAGED_* read outside paged_gate/config.py: {readers}"
+    return {name: f"{value:g}" for name, value in DEFAULTS.items()}
 
 
 def test_the_settings_defaults_in_the_documents_are_the_codes() -> None:

@@ -11,7 +11,6 @@ with PAGED_ENGINES=1, or the one PAGED_ENGINE_ONLY names), so gating another imp
 from __future__ import annotations
 
 import importlib
-import os
 import random
 import sys
 from pathlib import Path
@@ -37,12 +36,12 @@ def wanted() -> set[str]:
     """Which adapters' tests run: PAGED_ENGINE_ONLY (set by `python -m mutants --engine`), else the one
     --impl names, else both with PAGED_ENGINES=1; otherwise none (they would only cost a gate of another
     implementation time)."""
-    only = os.environ.get("PAGED_ENGINE_ONLY")
+    only = harness.config().engine_only
     if only:
         return {only}
     if harness.impl_name() in ADAPTERS:
         return {harness.impl_name()}
-    return set(ADAPTERS) if os.environ.get("PAGED_ENGINES") == "1" else set()
+    return set(ADAPTERS) if harness.config().engines else set()
 
 
 if not wanted():  # one skip for the module, not one per test, when another implementation is gated

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ def test_a_failure_shows_the_requests_before_the_rule_names(monkeypatch: pytest.
     broken.OutOfBlocks = raw.OutOfBlocks  # type: ignore[attr-defined]
     broken.PROFILE = raw.PROFILE  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, broken.__name__, broken)
-    monkeypatch.setattr(harness, "_impl_name", broken.__name__)
+    monkeypatch.setattr(harness, "_run", harness.Run(replace(harness.config(), impl=broken.__name__)))
     quick = settings(max_examples=50, derandomize=True, database=None, phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False)
     with pytest.raises(AssertionError) as info:
         run_state_machine_as_test(CacheMachine, settings=quick)

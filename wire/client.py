@@ -34,7 +34,9 @@ from .codec import VERSION, ProtocolError, call_fields, parse_int, parse_list, p
 from .diff import shorten
 from .transcript import Mismatch, Transcript, handles_made, matches, renumbered, replay, written_for_another
 
-DEFAULT_TIMEOUT = float(os.environ.get("PAGED_DRIVER_TIMEOUT", "20"))
+# Seconds a driver has for each answer, unless the caller passes its own: the edge that builds the run's
+# settings (paged_gate.config, PAGED_DRIVER_TIMEOUT) passes them down; wire itself reads no environment.
+DEFAULT_TIMEOUT = 20.0
 
 
 class DriverError(Exception):
@@ -504,11 +506,13 @@ class Session:
             self.process.stop()
 
 
-def replay_fresh(transcript: Transcript, impl: str, profile: Profile) -> tuple[Mismatch | None, str | None]:
+def replay_fresh(
+    transcript: Transcript, impl: str, profile: Profile, timeout: float = DEFAULT_TIMEOUT
+) -> tuple[Mismatch | None, str | None]:
     """Replay a transcript in a fresh session of `impl` (docs/PROTOCOL.md, "Transcripts"), after the
     replayer's own `hello` unless the transcript does its own: `Session.replay`'s answer. DriverError when
     the driver cannot start or fails on the way."""
-    session = Session(impl, handshake=not transcript.own_handshake)
+    session = Session(impl, timeout, handshake=not transcript.own_handshake)
     try:
         return session.replay(transcript, profile)
     finally:
@@ -526,8 +530,8 @@ class Replayer:
     fresh session each time, which costs it nothing.
     """
 
-    def __init__(self, impl: str) -> None:
-        self.impl = impl
+    def __init__(self, impl: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.impl, self.timeout = impl, timeout
         self.session: Session | None = None
         self.made = 0  # caches the session has made: the next transcript's handles start here
 
@@ -535,9 +539,9 @@ class Replayer:
         """What `replay_fresh` answers for this transcript; DriverError as it raises one."""
         shifted = renumbered(transcript, self.made) if self.impl.startswith("exec:") else None
         if shifted is None:
-            return replay_fresh(transcript, self.impl, profile)
+            return replay_fresh(transcript, self.impl, profile, self.timeout)
         if self.session is None:
-            self.session = Session(self.impl)
+            self.session = Session(self.impl, self.timeout)
         try:
             mismatch, skipped = self.session.replay(shifted, profile)
             if mismatch is None and skipped is None:
@@ -550,7 +554,7 @@ class Replayer:
             matched = False
         if not matched:
             self.stop()  # in a state nobody can vouch for
-            return replay_fresh(transcript, self.impl, profile)
+            return replay_fresh(transcript, self.impl, profile, self.timeout)
         return None, skipped
 
     def stop(self) -> None:

@@ -1,0 +1,99 @@
+"""The settings of a run (which implementation, under which profile, with which time limits), as one
+typed object built at the edge and passed down.
+
+The edges are the command lines (`paged-gate`, `python -m mutants`, the engines' field-bug runner)
+and the suite's pytest plugin (tests/plugin.py: its options over the environment). This module is
+the only reader of the PAGED_* environment variables: `Config.from_env` reads them once, a profile
+parsed there once; a parent hands its settings to a child process with `Config.child_env`, so the
+child's `from_env` reads back the same Config. docs/GATING.md lists the settings and their defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from oracle.profile import Profile
+from oracle.profile import parse as parse_profile
+from wire.client import DEFAULT_TIMEOUT
+
+#: The numeric settings' defaults, as the documents give them (tests/test_documents.py checks them).
+DEFAULTS: dict[str, float] = {
+    "PAGED_DRIVER_TIMEOUT": DEFAULT_TIMEOUT,  # seconds a driver has for each answer (wire.client's own default)
+    "PAGED_SHRINK_SECONDS": 20,  # the gate's limit on shrinking one failure (Hypothesis's own is 300 s)
+    "PAGED_EXPLORE_SECONDS": 30,  # the gate's explorer run, for a shortest failing sequence
+    "PAGED_START_SECONDS": 120,  # to import a module, or start a driver and have its hello
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """What a run is told: every PAGED_* setting, typed.
+
+    `profile` is the profile to test under whatever the implementation declares (--profile), None for
+    the declared one; `shrink_seconds` None leaves Hypothesis's own limit (the gate sets one: `gate_shrink_seconds`);
+    `engines` runs both engine adapters' tests (PAGED_ENGINES=1), `engine_only` one of them."""
+
+    impl: str = "paged"
+    profile: Profile | None = None
+    shrink_seconds: float | None = None
+    explore_seconds: float = DEFAULTS["PAGED_EXPLORE_SECONDS"]
+    start_seconds: float = DEFAULTS["PAGED_START_SECONDS"]
+    driver_timeout: float = DEFAULTS["PAGED_DRIVER_TIMEOUT"]
+    coverage_out: Path | None = None
+    engines: bool = False
+    engine_only: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
+        """The settings the environment gives (os.environ by default); a bad PAGED_PROFILE raises ProfileError."""
+        env = os.environ if env is None else env
+
+        def number(name: str) -> float:
+            return float(env.get(name) or DEFAULTS[name])
+
+        profile, coverage = env.get("PAGED_PROFILE"), env.get("PAGED_COVERAGE_OUT")
+        return cls(
+            impl=env.get("PAGED_IMPL") or "paged",
+            profile=parse_profile(profile) if profile else None,
+            shrink_seconds=float(env["PAGED_SHRINK_SECONDS"]) if env.get("PAGED_SHRINK_SECONDS") else None,
+            explore_seconds=number("PAGED_EXPLORE_SECONDS"),
+            start_seconds=number("PAGED_START_SECONDS"),
+            driver_timeout=number("PAGED_DRIVER_TIMEOUT"),
+            coverage_out=Path(coverage) if coverage else None,
+            engines=env.get("PAGED_ENGINES") == "1",
+            engine_only=env.get("PAGED_ENGINE_ONLY") or None,
+        )
+
+    @property
+    def gate_shrink_seconds(self) -> float:
+        """The gate's limit on shrinking one failure: PAGED_SHRINK_SECONDS, else its default."""
+        return self.shrink_seconds if self.shrink_seconds is not None else DEFAULTS["PAGED_SHRINK_SECONDS"]
+
+    def child_env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment of a child process that must read back this Config: `base` (os.environ by
+        default) with every PAGED_* setting written from it (the unset ones removed). A profile is
+        written in full (`describe`), so that an explicit default profile stays an override."""
+        env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("PAGED_") or k not in SETTINGS}
+        written = {
+            "PAGED_IMPL": self.impl,
+            "PAGED_PROFILE": self.profile.describe() if self.profile is not None else None,
+            "PAGED_SHRINK_SECONDS": f"{self.shrink_seconds:g}" if self.shrink_seconds is not None else None,
+            "PAGED_EXPLORE_SECONDS": f"{self.explore_seconds:g}",
+            "PAGED_START_SECONDS": f"{self.start_seconds:g}",
+            "PAGED_DRIVER_TIMEOUT": f"{self.driver_timeout:g}",
+            "PAGED_COVERAGE_OUT": str(self.coverage_out) if self.coverage_out is not None else None,
+            "PAGED_ENGINES": "1" if self.engines else None,
+            "PAGED_ENGINE_ONLY": self.engine_only,
+        }
+        env.update({k: v for k, v in written.items() if v is not None})
+        return env
+
+
+#: The environment variables a Config reads and writes.
+SETTINGS = (
+    "PAGED_IMPL", "PAGED_PROFILE", "PAGED_SHRINK_SECONDS", "PAGED_EXPLORE_SECONDS", "PAGED_START_SECONDS",
+    "PAGED_DRIVER_TIMEOUT", "PAGED_COVERAGE_OUT", "PAGED_ENGINES", "PAGED_ENGINE_ONLY",
+)
