@@ -19,7 +19,7 @@ from oracle.profile import Profile
 from oracle.profile import parse as parse_profile
 from wire.client import DEFAULT_TIMEOUT
 
-#: The numeric settings' defaults, as the documents give them (tests/test_documents.py checks them).
+#: The numeric settings' defaults, as the documents give them (meta_tests/test_documents.py checks them).
 DEFAULTS: dict[str, float] = {
     "PAGED_DRIVER_TIMEOUT": DEFAULT_TIMEOUT,  # seconds a driver has for each answer (wire.client's own default)
     "PAGED_SHRINK_SECONDS": 20,  # the gate's limit on shrinking one failure (Hypothesis's own is 300 s)

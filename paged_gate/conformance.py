@@ -49,7 +49,8 @@ def pytest(config: Config, args: list[str], profile: str) -> int:
     # `--impl=X`, never `--impl X`: pytest pre-parses before conftest adds --impl, and a bare
     # `paged` that names a folder here would be taken as the test path. -c and --rootdir: the suite's
     # pyproject.toml, never one found above an installed copy.
-    where = ["-c", str(root / "pyproject.toml"), f"--rootdir={root}"]
+    # testpaths=tests: the conformance tests only, never the suite's tests of itself (meta_tests/, in a checkout).
+    where = ["-c", str(root / "pyproject.toml"), f"--rootdir={root}", "-o", "testpaths=tests"]
     flags = ["-p", "no:cacheprovider", f"--impl={impl}", *args]
     print(f"$ HYPOTHESIS_PROFILE={profile} pytest {' '.join(a if ' ' not in a else repr(a) for a in flags)}   (in {root})", flush=True)
     return subprocess.call([sys.executable, "-m", "pytest", *where, *flags], cwd=root, env=env)

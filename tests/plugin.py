@@ -70,7 +70,7 @@ def pin_local_constants() -> bool:
     tests ran before it, and so would the coverage floors (a 7% share seen as 4% after other tests
     on one worker). Emptying that pool, an internal with no setting, makes the `ci` and `gate`
     examples a function of the profile alone; Hypothesis's fixed global constants stay.
-    meta-test: tests/test_determinism.py."""
+    meta-test: meta_tests/test_determinism.py."""
     from hypothesis.internal.conjecture import providers
 
     if not hasattr(providers, "_get_local_constants"):

@@ -97,7 +97,7 @@ def test_an_exec_command_keeps_a_venvs_interpreter(tmp_path: Path, monkeypatch: 
 
 def test_the_vectors_are_found_where_the_tests_look_for_them() -> None:
     assert vectors_dir() == suite_root() / "ci" / "vectors"
-    assert (suite_root() / "tests" / Path(__file__).name).is_file() and (suite_root() / "pyproject.toml").is_file()
+    assert (suite_root() / "tests" / "test_catalog.py").is_file() and (suite_root() / "pyproject.toml").is_file()
     files = vector_files()
     assert files and all(f.suffix == ".txt" and f.parent == vectors_dir() for f in files)
     assert (vectors_dir() / "NOTES.md").is_file()
@@ -322,9 +322,9 @@ def test_a_suite_that_ends_without_its_record_never_passes(tmp_path: Path) -> No
 def test_a_narrowed_suite_is_partial_and_counts_skips_as_pytest_does(tmp_path: Path) -> None:
     """`-- PATHS -k ...` selects part of the suite: PARTIAL, exit 3 (0 with --partial-ok), never PASS. The
     verdict's skip count is pytest's, a test file skipped whole included (test_gate's, for a driver)."""
-    args = ["--impl", "exec:paged-driver", "--", "tests/test_gate.py", "tests/test_catalog.py", "-k", "hand_example or bad_arguments", "-n", "0"]
+    args = ["--impl", "exec:paged-driver", "--", "meta_tests/test_gate.py", "tests/test_catalog.py", "-k", "hand_example or bad_arguments", "-n", "0"]
     run = gate(*args, cwd=tmp_path)
-    assert run.returncode == 3 and "PARTIAL, not a PASS: only the tests `-- tests/test_gate.py" in verdict(run), run.stdout[-3000:]
+    assert run.returncode == 3 and "PARTIAL, not a PASS: only the tests `-- meta_tests/test_gate.py" in verdict(run), run.stdout[-3000:]
     assert ": PASS" not in verdict(run)
     tail = run.stdout.splitlines()
     pytest_line = next(line for line in tail if " passed" in line and " skipped" in line and line.startswith("="))
@@ -361,7 +361,7 @@ def test_nothing_replayed_is_no_pass_and_a_port_without_prefix_caching_is_told_s
 def test_the_installed_gate_runs_a_venvs_driver_and_never_exits_0_without_a_verdict(tmp_path: Path) -> None:
     """pip install (not editable) into a new venv; from another folder, its paged-gate gates
     `exec:VENV/bin/python -m paged.driver` (the venv's interpreter, through its symlink), and gives
-    the modules that exit on import exit 2. Slow (a venv and a pip install): `pytest -m slow tests/test_gate.py`,
+    the modules that exit on import exit 2. Slow (a venv and a pip install): `pytest -m slow meta_tests/test_gate.py`,
     which .ci/run runs."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)

@@ -4,8 +4,8 @@
 fails as pytest rewrites it (`assert False where same_bits(array([[[40.],...`), a NumPy testing
 call as NumPy words it ("Not equal to tolerance"), and `pytest.raises` as "DID NOT RAISE" with no
 call: none of them says which call, or what the port answered against what the oracle did. So the
-code that drives the implementation under test (every module under tests/ but the suite's own
-self-tests, listed below) uses the helpers of tests/assertions.py, and this test parses it (`ast`)
+code that drives the implementation under test (every module under tests/ but the few self-tests
+left there, listed below; the suite's tests of itself are in meta_tests/) uses the helpers of tests/assertions.py, and this test parses it (`ast`)
 to find any of the three. Marked `oracle`: it reads the suite, not the implementation.
 """
 
@@ -18,17 +18,13 @@ import pytest
 
 pytestmark = pytest.mark.oracle
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent.parent / "tests"  # the conformance tests (meta_tests/ holds no check of a port)
 
 # Modules that never drive the implementation under test, each with why (besides those marked `oracle`
 # or `gate` as a whole, which this test finds itself).
 SELF_TESTS = {
-    "test_bench.py": "runs ci/bench on our own module and checks its report's keys, never a port",
-    "test_reports.py": "runs a machine on a broken oracle made here and checks the report's wording",
-    "test_generator.py": "the vector generator as a program: its corpus, flags and names, no port",
-    "test_documents.py": "the documents' paths and figures against the repository, no port",
-    "conftest.py": "pytest's hooks: no checks",
-    "test_coverage.py": "the coverage counts and floors on the oracle as the implementation, the same for every port",
+    "conftest.py": "loads the plugin: no checks",
+    "plugin.py": "pytest's hooks: no checks",
     "machines/observe.py": "counts the behaviours an example reached, from the oracle's side, never a port's answer",
     "machines/coverage.py": "the suite's own coverage against its floors (its message is the table), never a port's answer",
 }
