@@ -1,11 +1,13 @@
 """The settings of a run (which implementation, under which profile, with which time limits), as one
 typed object built at the edge and passed down.
 
-The edges are the command lines (`paged-gate`, `python -m mutants`, the engines' field-bug runner)
-and the suite's pytest plugin (tests/plugin.py: its options over the environment). This module is
+The edges that read the settings are the gate (`paged-gate`: its supervisor and its worker) and the
+suite's pytest plugin (tests/plugin.py: its options over the environment); the mutant runners only
+write settings into the environment of the pytest runs they start. This module is
 the only reader of the PAGED_* environment variables: `Config.from_env` reads them once, a profile
 parsed there once; a parent hands its settings to a child process with `Config.child_env`, so the
-child's `from_env` reads back the same Config. docs/GATING.md lists the settings and their defaults.
+child's `from_env` reads back the same Config. The documents give the defaults (docs/GATING.md,
+docs/PROTOCOL.md, README.md); meta_tests/test_documents.py checks them against DEFAULTS.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ broken implementation gets its verdict quickly, and a passing one a verdict that
 
 The first pass has Hypothesis's shrinking off (every failing test stops at its first failing
 example), runs the cheap broad tests first and stops at the first failure (`maxfail`; 0 runs every
-test). It passes only with conftest's outcomes record, an outcome for every test pytest selected,
+test). It passes only with the plugin's outcomes record, an outcome for every test pytest selected,
 and at least one test passed: a run that ends early (a test that ends pytest's process) never
 passes. If something failed,
 the transcript that shows it is found (`evidence`): the exhaustive explorer's shortest failing call
@@ -29,9 +29,9 @@ from paged_gate.transcripts import OTHER_PROFILE, explain, keep
 from paged_gate.verdict import short
 from oracle.profile import Profile
 
-PYTHON_SURFACE = "Python surface"  # the start of conftest's skip reason for a driver
+PYTHON_SURFACE = "Python surface"  # the start of the plugin's skip reason for a driver
 MACHINE = "tests/test_stateful.py::TestCacheMachine::runTest"  # the general machine: its failures shrink to a minimal sequence
-ENGINE_CALLS = "engine_calls"  # conftest's outcomes field: the test's calls into an engine's own code
+ENGINE_CALLS = "engine_calls"  # the plugin's outcomes field: the test's calls into an engine's own code
 KINDS = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 MEANING = {0: "success", 1: "tests failed", 2: "interrupted or collection error", 3: "pytest internal error", 4: "usage error", 5: "no tests collected"}
 
@@ -46,7 +46,7 @@ def pytest(config: Config, args: list[str], profile: str) -> int:
     root, impl = suite_root(), config.impl
     env = dict(config.child_env(), HYPOTHESIS_PROFILE=profile)
     env.pop("CI", None)
-    # `--impl=X`, never `--impl X`: pytest pre-parses before conftest adds --impl, and a bare
+    # `--impl=X`, never `--impl X`: pytest pre-parses before the plugin adds --impl, and a bare
     # `paged` that names a folder here would be taken as the test path. -c and --rootdir: the suite's
     # pyproject.toml, never one found above an installed copy.
     # testpaths=tests: the conformance tests only, never the suite's tests of itself (meta_tests/, in a checkout).
@@ -56,12 +56,12 @@ def pytest(config: Config, args: list[str], profile: str) -> int:
     return subprocess.call([sys.executable, "-m", "pytest", *where, *flags], cwd=root, env=env)
 
 
-CAPABILITY = "the implementation does not have the capability"  # the start of conftest's skip reason for a capability
+CAPABILITY = "the implementation does not have the capability"  # the start of the plugin's skip reason for a capability
 
 
 @dataclass
 class Outcomes:
-    """conftest's --outcomes record: each test's outcome (node id -> {outcome, detail}; a test file skipped
+    """The plugin's --outcomes record: each test's outcome (node id -> {outcome, detail}; a test file skipped
     whole is one entry, as pytest counts it), the tests pytest selected to run, and how many it deselected."""
 
     tests: dict[str, dict[str, str]]

@@ -166,8 +166,9 @@ def settings_of(config: pytest.Config) -> Config:
     except ProfileError as exc:
         raise pytest.UsageError(f"--profile: {exc}") from None
     out = config.getoption("--coverage-out")
+    coverage_out = Path(out) if out else base.coverage_out
     return replace(
-        base, impl=config.getoption("--impl") or base.impl, profile=parsed, coverage_out=Path(out) if out else base.coverage_out
+        base, impl=config.getoption("--impl") or base.impl, profile=parsed, coverage_out=coverage_out.resolve() if coverage_out else None
     )
 
 
@@ -196,13 +197,6 @@ LAST = ("test_gate.py",)  # each runs a whole gate in a subprocess: minutes wher
 def run_rank(item: pytest.Item) -> tuple[bool, int]:
     long = item.get_closest_marker("stateful") is not None or item.name in LONG or item.path.name in LAST
     return long, ORDER.index(item.path.name) if item.path.name in ORDER else len(ORDER)
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    from machines import coverage  # here, not above: the machines read the Hypothesis profile loaded above
-
-    out = harness.config().coverage_out
-    coverage.OUT[:] = [out.resolve()] if out else []
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

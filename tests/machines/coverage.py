@@ -6,7 +6,7 @@ pytest-xdist worker). Under the `ci` and `gate` Hypothesis profiles (derandomise
 examples in every run, the same counts for every implementation under one profile), the test
 then fails if a behaviour's share of the machine's examples is below its floor in `FLOORS`
 (test_coverage.py shows it failing for PrefixMachine without its forking rules).
-With `--coverage-out DIR` (conftest; `ci/gate --coverage`), each machine's table is written to
+With `--coverage-out DIR` (tests/plugin.py; `ci/gate --coverage`), each machine's table is written to
 DIR/<machine>.txt.
 """
 
@@ -15,12 +15,13 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterator
 
 from hypothesis import settings
 from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
+
+import harness
 
 from .observe import BEHAVIOURS
 
@@ -77,7 +78,6 @@ FLOORS: dict[str, dict[str, float]] = {
     },
 }
 
-OUT: list[Path] = []  # where each machine's table is written (--coverage-out); empty: nowhere
 
 
 @dataclass
@@ -154,10 +154,11 @@ def verdict(machine: str, tally: Tally, floors: dict[str, float]) -> str | None:
 
 
 def assert_floors(machine: str, tally: Tally, floors: dict[str, float]) -> None:
-    """Write the table (with --coverage-out); under ci or gate, fail if a behaviour is below its floor."""
-    if OUT:
-        OUT[0].mkdir(parents=True, exist_ok=True)
-        (OUT[0] / f"{machine}.txt").write_text(table(machine, tally, floors) + "\n", encoding="utf-8")
+    """Write the table (to the run's --coverage-out, if any); under ci or gate, fail if a behaviour is below its floor."""
+    out = harness.config().coverage_out
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{machine}.txt").write_text(table(machine, tally, floors) + "\n", encoding="utf-8")
     if floors_apply():
         failure = verdict(machine, tally, floors)
         assert failure is None, failure
