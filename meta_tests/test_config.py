@@ -1,0 +1,39 @@
+"""The run's settings (paged_gate/config.py): read once from the environment, and handed to a child
+process so that it reads back the same Config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oracle.profile import Profile, parse
+from paged_gate.config import DEFAULTS, Config
+
+
+def test_an_empty_environment_gives_the_defaults() -> None:
+    config = Config.from_env({})
+    assert config == Config() and config.profile is None and config.shrink_seconds is None
+    assert (config.driver_timeout, config.explore_seconds, config.start_seconds) == (
+        DEFAULTS["PAGED_DRIVER_TIMEOUT"], DEFAULTS["PAGED_EXPLORE_SECONDS"], DEFAULTS["PAGED_START_SECONDS"]
+    )
+    assert config.gate_shrink_seconds == DEFAULTS["PAGED_SHRINK_SECONDS"]
+
+
+def test_a_child_reads_back_the_parents_config() -> None:
+    parent = Config(
+        impl="exec:x", profile=parse("allocation=any"), shrink_seconds=5, explore_seconds=7, start_seconds=9,
+        driver_timeout=3, coverage_out=Path("/tmp/c"), engines=True, engine_only="nano_vllm",
+    )
+    assert Config.from_env(parent.child_env({"PAGED_OTHER": "kept", "HOME": "/h"})) == parent
+    assert parent.child_env({"PAGED_OTHER": "kept"})["PAGED_OTHER"] == "kept"
+
+
+def test_an_explicit_default_profile_stays_an_override() -> None:
+    """`--profile allocation=lowest-free` on a port declaring allocation=any must still test lowest-free:
+    the child gets the profile in full, never the empty text of the default."""
+    child = Config.from_env(Config(profile=Profile()).child_env({}))
+    assert child.profile == Profile()
+
+
+def test_unset_settings_are_removed_from_the_childs_environment() -> None:
+    env = Config().child_env({"PAGED_PROFILE": "allocation=any", "PAGED_ENGINE_ONLY": "vllm_v1", "PAGED_SHRINK_SECONDS": "3"})
+    assert "PAGED_PROFILE" not in env and "PAGED_ENGINE_ONLY" not in env and "PAGED_SHRINK_SECONDS" not in env
