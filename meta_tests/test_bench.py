@@ -1,7 +1,7 @@
 """The benchmark still runs: `ci/bench --quick --json PATH` reports every key as a finite number, with its target.
 
 Never checks a speed: timings on shared machines are noise for a test, the targets are
-judged by reading the full run's table (README, Performance; docs/PERFORMANCE.md).
+judged by reading the full run's table (docs/PERFORMANCE.md, Figures).
 """
 
 from __future__ import annotations
