@@ -8,9 +8,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..codec import call_fields, format_stats, parse_list
+from oracle.model import ModelKVCache
+from oracle.state import gather_bits
+from wire.codec import call_fields, format_stats, parse_list
+
 from .alphabet import GEOMETRIES, Geometry
-from .model import CLOSED, model_gather
+
+from .model import CLOSED
 from .ports import Call, Item, Observation, Outcome
 
 
@@ -20,7 +24,7 @@ class DriverPort:
     (written together, answered in order), and answers are compared as text."""
 
     def __init__(self, spec: str, timeout: float = 30.0) -> None:
-        from ..client import DriverProcess
+        from wire.client import DriverProcess
 
         self.spec = spec
         self.process = DriverProcess(spec[len("exec:") :].strip(), timeout)
@@ -192,14 +196,14 @@ class DriverPort:
     def observe(self, handle: int, live: Sequence[int]) -> Observation:
         return self.observation(self.exchange(self.observe_lines(handle, live)), live)
 
-    def expect(self, model: Any, live: Sequence[int]) -> Any:
+    def expect(self, model: ModelKVCache, live: Sequence[int]) -> Any:
         if live is CLOSED:
             return ("invalid_argument", "invalid_argument")
         rest = [f"ok {format_stats(model.stats())}", f"ok {model.num_free_blocks()}"]
         for s in live:
             rest.append("ok")
             for layer in range(model.n_layers):
-                (k, shape), (v, _) = model_gather(model, s, layer)
+                (k, shape), (v, _) = gather_bits(model, s, layer)
                 hexes = [np.frombuffer(x, "<u2").astype(">u2").tobytes().hex() or "-" for x in (k, v)]
                 rest += [f"ok {shape[1]}", f"ok {shape[1]} {hexes[0]} {hexes[1]}"]
         return tuple(rest)
