@@ -191,13 +191,14 @@ class ModelKVCache:
         self.evictions += 1
 
     def take(self, block: int) -> None:
-        """A block enters a table. Unheld, it leaves the eviction order, if cached, and the release order:
-        its own place there if it was cached (a hit, or evicted just now), else the first FREE place."""
+        """A block enters a table (an append's, before it is listed; a hit's, after). A block no other table
+        holds leaves the eviction order, if cached, and the release order: its own place there if it was
+        cached (a hit, or evicted just now), else the first FREE place. A block held already stays as it is."""
         if block in self.cached:
             self.cached.remove(block)
         if block in self.release_order:
             self.release_order.remove(block)
-        elif block in self.free_blocks():
+        elif self.holders(block) == 0:
             self.release_order.remove(FREE)
 
     def hit(self, tokens: list[int]) -> list[int]:
