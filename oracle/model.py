@@ -184,21 +184,20 @@ class ModelKVCache:
         self.ended.append(block)
 
     def evict(self, block: int) -> None:
-        """Take a cached block for reuse: its key goes, and so does its identity."""
+        """Take a cached block for reuse: its key goes, and so does its identity; it is free now, in its place."""
         self.cached.remove(block)
+        self.release_order[self.release_order.index(block)] = FREE
         self.unregister(block)
         self.end(block)
         self.evictions += 1
 
     def take(self, block: int) -> None:
-        """A block enters a table (an append's, before it is listed; a hit's, after). A block no other table
-        holds leaves the eviction order, if cached, and the release order: its own place there if it was
-        cached (a hit, or evicted just now), else the first FREE place. A block held already stays as it is."""
+        """A block no table holds enters one. A cached one leaves the eviction order and its place in the
+        release order; a free one, the first FREE place there (free blocks are alike)."""
         if block in self.cached:
             self.cached.remove(block)
-        if block in self.release_order:
             self.release_order.remove(block)
-        elif self.holders(block) == 0:
+        else:
             self.release_order.remove(FREE)
 
     def hit(self, tokens: list[int]) -> list[int]:
@@ -248,8 +247,9 @@ class ModelKVCache:
             key = tuple(ids[: (len(self.tables[sid]) + 1) * self.block_size])
             for layer in range(self.n_layers):
                 self.tokens[sid][layer] += self.registry[key][0].layers[layer]
+            if block in self.cached:  # else another table holds it
+                self.take(block)
             self.tables[sid].append(block)
-            self.take(block)
         return len(self.tables[sid]) * self.block_size
 
     def extend(self, seq_id: int, tokens: Any) -> None:
@@ -368,7 +368,7 @@ class ModelKVCache:
         self._open()
         free, cached = len(self.free_blocks()), len(self.cached)
         assert set(self.cached) == {b for b in self.registered() if self.holders(b) == 0}
-        assert sorted(b for b in self.release_order if b is not FREE) == sorted(self.cached) and len(self.release_order) == free + cached
+        assert len(self.release_order) == free + cached and self.release_order.count(FREE) == free
         return {"free": free, "used": self.num_blocks - free - cached, "cached": cached, "evictions": self.evictions}
 
     def num_free_blocks(self) -> int:
