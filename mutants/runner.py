@@ -1,6 +1,6 @@
 """The planted-mutant runner: `python -m mutants [--driver | --rust] [--profile P] [--exhaustive [DEPTH]] [--json PATH] [--threshold X] [-j N] [-- PYTEST_ARGS...]`.
 
-With `--exhaustive`, each mutant is scored by the exhaustive explorer (`python -m wire.explore`
+With `--exhaustive`, each mutant is scored by the exhaustive explorer (`python -m explorer`
 to depth DEPTH, docs/EXHAUSTIVE.md) instead of the suite, and the table gives the length of the
 failing call sequence it found (a shortest one when within every tree depth), with its geometry.
 
@@ -98,7 +98,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     )
     parser.add_argument(
         "--exhaustive", nargs="?", const=6, type=int, metavar="DEPTH",
-        help="score the exhaustive explorer (python -m wire.explore to depth DEPTH, default 6, docs/EXHAUSTIVE.md) "
+        help="score the exhaustive explorer (python -m explorer to depth DEPTH, default 6, docs/EXHAUSTIVE.md) "
         "instead of the suite; the table gives each kill's trace length",
     )
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH")
@@ -185,7 +185,7 @@ def run_explorer(root: Path, target: Target, depth: int, timeout: float | None) 
     out_json.unlink(missing_ok=True)
     impl = target.impl(root)
     env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", PAGED_IMPL=impl)
-    cmd = [sys.executable, "-m", "wire.explore", f"--impl={impl}", "--depth", str(depth), "--quiet", "--json", str(out_json),
+    cmd = [sys.executable, "-m", "explorer", f"--impl={impl}", "--depth", str(depth), "--quiet", "--json", str(out_json),
            "--transcript-out", str(root / "explore-transcript.txt")]
     ended = run_with_timeout(cmd, root, env, timeout)
     try:

@@ -25,7 +25,7 @@ block ids is bound to (`oracle.renaming`).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
@@ -36,6 +36,25 @@ class OutOfBlocks(RuntimeError):
     """The model's own OutOfBlocks; tests match it to the implementation's."""
 
 
+class Position(NamedTuple):
+    """What the model keeps of one position of one layer: its K and V, each [H, D] float16."""
+
+    k: np.ndarray
+    v: np.ndarray
+
+
+Layers = list[list[Position]]  # layer -> its positions, in order
+Key = tuple[int, ...]  # the token ids of positions 0 .. (i+1)B-1: the prefix a full block i ends
+
+
+class Registered(NamedTuple):
+    """A block registered under a key, with its K and V per layer (what a hit copies)."""
+
+    block: int
+    layers: Layers
+
+
+FREE: Final = None  # a free block's place in the release order (`ModelKVCache.release_order`)
 MAX_BLOCKS = 2**31 - 1  # block ids are the int32 of block_table
 # A pool (K and V) of this many bytes or more is MemoryError: no 64-bit address space holds it.
 POOL_BYTES_LIMIT = 2**63
@@ -112,14 +131,16 @@ class ModelKVCache:
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = (int(s) for s in sizes)
         self.prefix_caching = prefix_caching
         self.profile = profile or Profile()
-        self.tokens: dict[int, list[list[tuple[np.ndarray, np.ndarray]]]] = {}  # seq -> layer -> tokens
+        self.tokens: dict[int, Layers] = {}  # seq -> layer -> positions
         self.tables: dict[int, list[int]] = {}  # seq -> block ids in position order
         self.declared: dict[int, list[int]] = {}  # seq -> the token ids of its positions, as far as declared
-        # key (token ids of positions 0 .. (i+1)B-1) -> the blocks registered under it, earliest first, each
-        # with its K and V per layer (more than one only under duplicates=keep)
-        self.registry: dict[tuple[int, ...], list[tuple[int, list[list[tuple[np.ndarray, np.ndarray]]]]]] = {}
-        self.cached: list[int] = []  # registered blocks no table holds, oldest first (the eviction order)
-        self.release_order: list[int] = list(range(self.num_blocks))  # blocks with no holder, in release order (reuse=release-order)
+        # key -> the blocks registered under it, earliest first (more than one only under duplicates=keep)
+        self.registry: dict[Key, list[Registered]] = {}
+        self.cached: list[int] = []  # registered blocks no table holds, cached longest ago first (the eviction order)
+        # Every block with no holder, free or cached, in the order each was released (a fresh pool: 0, 1, 2, ...):
+        # reuse=release-order's queue. A cached block is there by its id; a free one as FREE, since free blocks
+        # are alike (no holder, no key, nothing to read): the model names the one it takes the lowest free.
+        self.release_order: list[int | None] = [FREE] * self.num_blocks
         self.lifetime = [0] * self.num_blocks  # how often each block went back to the pool
         self.ended: list[int] = []  # every block whose lifetime ended, in order (a transcript's `# released` lines)
         self.evictions = 0
@@ -131,7 +152,7 @@ class ModelKVCache:
         return sum(table.count(block) for table in self.tables.values())
 
     def registered(self) -> set[int]:
-        return {block for entries in self.registry.values() for block, _ in entries}
+        return {entry.block for entries in self.registry.values() for entry in entries}
 
     def free_blocks(self) -> list[int]:
         """Blocks with no holder and no key, lowest first."""
@@ -140,21 +161,21 @@ class ModelKVCache:
         return [b for b in range(self.num_blocks) if b not in held and b not in registered]
 
     def available(self) -> list[int]:
-        """The blocks an append can take, in the order it takes them (the profile's `reuse`).
+        """The blocks an append can take, in the order it takes them (CONTRACT.md, Profiles: `reuse`).
 
-        Free blocks are interchangeable (no holder, no key, nothing to read), so whichever the
-        order reaches, the model takes the lowest free one: its ids stay the lowest-free ones
-        wherever the profile lets a free block be taken, and only cached blocks are named by it.
+        free-first: every free block, lowest first, then every cached one, cached longest ago first.
+        release-order: the release order from its front, each FREE place named by the lowest free block
+        not named yet (free blocks are alike, so the model's ids stay the lowest-free ones).
         """
-        if self.profile.reuse == "release-order":
-            free = iter(self.free_blocks())
-            return [b if b in self.cached else next(free) for b in self.release_order]
-        return self.free_blocks() + list(self.cached)
+        if self.profile.reuse == "free-first":
+            return self.free_blocks() + self.cached
+        lowest = iter(self.free_blocks())
+        return [next(lowest) if block is FREE else block for block in self.release_order]
 
     def unregister(self, block: int) -> None:
         """The block's key goes (its other blocks, under duplicates=keep, stay)."""
         self.registry = {
-            key: kept for key, entries in self.registry.items() if (kept := [e for e in entries if e[0] != block])
+            key: kept for key, entries in self.registry.items() if (kept := [e for e in entries if e.block != block])
         }
 
     def end(self, block: int) -> None:
@@ -163,31 +184,27 @@ class ModelKVCache:
         self.ended.append(block)
 
     def evict(self, block: int) -> None:
-        """Take a cached block for reuse: its key goes, and so does its identity."""
+        """Take a cached block for reuse: its key goes, and so does its identity; it is free now, in its place."""
         self.cached.remove(block)
+        self.release_order[self.release_order.index(block)] = FREE
         self.unregister(block)
         self.end(block)
         self.evictions += 1
 
     def take(self, block: int) -> None:
-        """An unheld block enters a table: it leaves the release order (and the eviction order, if cached).
-
-        A free block takes the place in the release order of the first free one there (see `available`).
-        """
+        """A block no table holds enters one. A cached one leaves the eviction order and its place in the
+        release order; a free one, the first FREE place there (free blocks are alike)."""
         if block in self.cached:
             self.cached.remove(block)
             self.release_order.remove(block)
-        elif block in self.release_order:
-            registered = self.registered()
-            first = next(i for i, b in enumerate(self.release_order) if b not in registered)
-            self.release_order[self.release_order.index(block)] = self.release_order[first]
-            del self.release_order[first]
+        else:
+            self.release_order.remove(FREE)
 
     def hit(self, tokens: list[int]) -> list[int]:
         """The longest run of registered keys tokens[:B], tokens[:2B], ... whose blocks end before the last token."""
         bs, blocks = self.block_size, list[int]()
         while (len(blocks) + 1) * bs <= len(tokens) - 1 and tuple(tokens[: (len(blocks) + 1) * bs]) in self.registry:
-            blocks.append(self.registry[tuple(tokens[: (len(blocks) + 1) * bs])][0][0])
+            blocks.append(self.registry[tuple(tokens[: (len(blocks) + 1) * bs])][0].block)
         return blocks
 
     # -- checks ---------------------------------------------------------------------------
@@ -229,9 +246,10 @@ class ModelKVCache:
         for block in self.hit(ids):
             key = tuple(ids[: (len(self.tables[sid]) + 1) * self.block_size])
             for layer in range(self.n_layers):
-                self.tokens[sid][layer] += self.registry[key][0][1][layer]
+                self.tokens[sid][layer] += self.registry[key][0].layers[layer]
+            if block in self.cached:  # else another table holds it
+                self.take(block)
             self.tables[sid].append(block)
-            self.take(block)
         return len(self.tables[sid]) * self.block_size
 
     def extend(self, seq_id: int, tokens: Any) -> None:
@@ -289,9 +307,9 @@ class ModelKVCache:
         if self.prefix_caching:
             self.register(sid, range(full_before, min(len(t) for t in self.tokens[sid]) // self.block_size))
 
-    def position(self, k: np.ndarray, v: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+    def position(self, k: np.ndarray, v: np.ndarray, t: int) -> Position:
         """What the model keeps of position t of a chunk: its K and V, rounded to float16."""
-        return k[:, t, :].astype(np.float16), v[:, t, :].astype(np.float16)
+        return Position(k[:, t, :].astype(np.float16), v[:, t, :].astype(np.float16))
 
     def register(self, sid: int, indices: range) -> None:
         """Register the blocks this append made full, under their keys. When a key names a block already,
@@ -302,16 +320,17 @@ class ModelKVCache:
             key = tuple(self.declared[sid][: (i + 1) * bs])
             block = self.tables[sid][i]
             assert block not in self.registered(), "a block that just became full was written by this sequence alone"
-            data = [list(self.tokens[sid][layer][i * bs : (i + 1) * bs]) for layer in range(self.n_layers)]
+            layers = [list(self.tokens[sid][layer][i * bs : (i + 1) * bs]) for layer in range(self.n_layers)]
             entries = self.registry.setdefault(key, [])
             if entries and self.profile.duplicates == "newest":
-                for old, _ in entries:
-                    if old in self.cached:
-                        self.cached.remove(old)
-                        self.end(old)
+                for old in entries:
+                    if old.block in self.cached:  # it loses its key: free now, in its place in the release order
+                        self.cached.remove(old.block)
+                        self.release_order[self.release_order.index(old.block)] = FREE
+                        self.end(old.block)
                 entries.clear()
             if not entries or self.profile.duplicates != "first":
-                entries.append((block, data))
+                entries.append(Registered(block, layers))
 
     def gather(self, seq_id: int, layer: int) -> tuple[np.ndarray, np.ndarray]:
         sid = self._live(seq_id)
@@ -319,8 +338,8 @@ class ModelKVCache:
         empty = np.zeros((self.n_kv_heads, 0, self.d_head), dtype=np.float16)
         if not toks:
             return empty, empty.copy()
-        k = np.stack([kt for kt, _ in toks], axis=1)
-        v = np.stack([vt for _, vt in toks], axis=1)
+        k = np.stack([p.k for p in toks], axis=1)
+        v = np.stack([p.v for p in toks], axis=1)
         return k, v
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
@@ -338,16 +357,18 @@ class ModelKVCache:
         registered = self.registered()
         for block in reversed(table):
             if self.holders(block) == 0:
-                self.release_order.append(block)
                 if block in registered:
                     self.cached.append(block)
+                    self.release_order.append(block)
                 else:
+                    self.release_order.append(FREE)
                     self.end(block)
 
     def stats(self) -> dict[str, int]:
         self._open()
         free, cached = len(self.free_blocks()), len(self.cached)
         assert set(self.cached) == {b for b in self.registered() if self.holders(b) == 0}
+        assert len(self.release_order) == free + cached and self.release_order.count(FREE) == free
         return {"free": free, "used": self.num_blocks - free - cached, "cached": cached, "evictions": self.evictions}
 
     def num_free_blocks(self) -> int:

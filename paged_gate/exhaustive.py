@@ -1,4 +1,4 @@
-"""The bounded exhaustive explorer (wire/explore/) as a gate step: every short sequence of calls on tiny
+"""The bounded exhaustive explorer (explorer/) as a gate step: every short sequence of calls on tiny
 pools (each claim printed for what was walked, docs/EXHAUSTIVE.md), and a failure's sequence as a transcript."""
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ from paged_gate.verdict import Case
 
 def explored(impl: str, depth: int, transcript_out: Path, time_limit: float | None, profile: str | None) -> tuple[bool, str, Path | None, list[Case]]:
     """(passed, the verdict's lines, the failure's transcript or None, one case a geometry)."""
-    from wire import explore
+    import explorer
 
     transcript_out.unlink(missing_ok=True)
-    results = explore.run(
+    results = explorer.run(
         impl, depth, profile=profile, time_limit=time_limit,
         progress=lambda g, level: print(
             f"  {g}: depth {level.depth}: {level.states:,} states, {level.sequences:,} sequences, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True
         ),
     )
-    ok, lines = explore.report(results, impl, str(transcript_out))
+    ok, lines = explorer.report(results, impl, str(transcript_out))
     cases = [
         Case(
             "exhaustive", str(r.geometry), r.seconds,

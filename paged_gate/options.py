@@ -57,7 +57,7 @@ def parser(prog: str, usage: str) -> argparse.ArgumentParser:
     p.add_argument("--all-failures", action="store_true", help="run every step and every test; by default the first failure ends the run")
     p.add_argument("--mutmut", action="store_true", help="also run the mutmut score (ci/mutation; a source checkout only)")
     p.add_argument("--profile", metavar="OPTION=VALUE[,...]", help="the port's profile (docs/CONTRACT.md, Profiles); default: the one it declares")
-    p.add_argument("--exhaustive", action="store_true", help="the bounded exhaustive explorer on tiny pools (wire/explore/, docs/EXHAUSTIVE.md), and nothing else")
+    p.add_argument("--exhaustive", action="store_true", help="the bounded exhaustive explorer on tiny pools (explorer/, docs/EXHAUSTIVE.md), and nothing else")
     p.add_argument("--depth", type=int, default=6, help="--exhaustive: every model state within this many calls (default 6)")
     p.add_argument("--junit-xml", metavar="PATH", help="also write every step's tests as JUnit XML to PATH")
     p.add_argument("--coverage", action="store_true", help="also print each state machine's coverage table: behaviours, examples reaching them, share, floor")

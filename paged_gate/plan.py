@@ -65,7 +65,7 @@ class Run:
         return Step("replay" if self.o.replay else "vectors", ok, detail, cases=cases)
 
     def explorer(self, out: Path, depth: int) -> Step:
-        banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (wire/explore/)")
+        banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")
         ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile))
         walked = [c for c in cases if c.skipped is None]
         if ok and (not walked or len(walked) < len(cases)):

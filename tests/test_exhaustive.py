@@ -1,4 +1,4 @@
-"""The bounded exhaustive explorer (wire/explore/): short call sequences on tiny pools, exhaustively.
+"""The bounded exhaustive explorer (explorer/): short call sequences on tiny pools, exhaustively.
 
 `test_every_short_sequence_agrees` runs it against the implementation under test (--impl) at a small
 depth, one test a geometry, in a few seconds; `ci/gate --exhaustive` runs it to depth 6. The other
@@ -24,32 +24,32 @@ import pytest
 import harness
 import paged
 from assertions import assert_equal, assert_no_difference
-from oracle import ModelKVCache
-from wire import explore
-from wire.explore.ports import UnfaithfulCopy
+import explorer
+from explorer.ports import UnfaithfulCopy
+from oracle import ModelKVCache, state
 from wire.server import Dispatcher
 from wire.transcript import parse, replay
 
 pytestmark = pytest.mark.exhaustive
 EXAMPLES = Path(__file__).resolve().parent.parent / "ci" / "examples"
-BASE = explore.GEOMETRIES[0]
+BASE = explorer.GEOMETRIES[0]
 
 
 @pytest.mark.parametrize(
-    "g", [pytest.param(g, id=g.name, marks=[pytest.mark.needs("prefix_caching")] if g.prefix_caching else []) for g in explore.GEOMETRIES]
+    "g", [pytest.param(g, id=g.name, marks=[pytest.mark.needs("prefix_caching")] if g.prefix_caching else []) for g in explorer.GEOMETRIES]
 )
-def test_every_short_sequence_agrees(g: explore.Geometry) -> None:
-    (result,) = explore.run(harness.impl_name(), 3, [g], profile=str(harness.profile()))
-    assert_no_difference("\n".join(explore.report([result], harness.impl_name(), None)[1]) if result.failure is not None else None)
-    assert_equal("the walk's states, sequences and tree depth past the first state", (result.states > 1, result.sequences > 1, result.tree_depth), (True, True, 3), "explore.run")
+def test_every_short_sequence_agrees(g: explorer.Geometry) -> None:
+    (result,) = explorer.run(harness.impl_name(), 3, [g], profile=str(harness.profile()))
+    assert_no_difference("\n".join(explorer.report([result], harness.impl_name(), None)[1]) if result.failure is not None else None)
+    assert_equal("the walk's states, sequences and tree depth past the first state", (result.states > 1, result.sequences > 1, result.tree_depth), (True, True, 3), "explorer.run")
 
 
 @pytest.mark.oracle
 def test_geometry_names_are_test_ids() -> None:
-    names = [g.name for g in explore.GEOMETRIES]
+    names = [g.name for g in explorer.GEOMETRIES]
     assert names[0] == "N3-B2-L2-H1-D1" and "N2-B1-L1-H1-D1-prefix" in names
     assert len(set(names)) == len(names)
-    assert any(g.block_size & (g.block_size - 1) for g in explore.GEOMETRIES)  # a block size that is not a power of two
+    assert any(g.block_size & (g.block_size - 1) for g in explorer.GEOMETRIES)  # a block size that is not a power of two
 
 
 def example(name: str) -> Any:
@@ -63,13 +63,13 @@ def example(name: str) -> Any:
 @pytest.mark.oracle
 def test_the_first_failure_is_a_shortest_one_and_its_transcript_replays_it() -> None:
     broken = example("broken_copy_one_layer")
-    result = explore.explore(explore.ModulePort(broken), BASE, 5)
+    result = explorer.explore(explorer.ModulePort(broken), BASE, 5)
     failure = result.failure
     assert failure is not None and failure.calls == 4 and failure.shortest, result
     # No sequence of 3 calls shows it: the walk to depth 3 passes.
-    assert explore.explore(explore.ModulePort(broken), BASE, 3).failure is None
+    assert explorer.explore(explorer.ModulePort(broken), BASE, 3).failure is None
     assert [a[0] for a in failure.path] == ["add_seq", "append", "fork", "append"]
-    assert explore.check_path(explore.ModulePort(broken), BASE, failure.path) == (4, failure.what)
+    assert explorer.check_path(explorer.ModulePort(broken), BASE, failure.path) == (4, failure.what)
     assert failure.what.startswith("gather(") and ", but should be " in failure.what and failure.what.endswith("]"), failure.what
     transcript = parse(failure.transcript().text())
     dispatcher = Dispatcher(broken, "broken")  # type: ignore[arg-type]
@@ -88,8 +88,8 @@ def test_a_stale_state_behind_a_state_seen_before_is_found_in_4_calls(tmp_path: 
     transcript is those calls."""
     sys.path.insert(0, str(EXAMPLES))
     try:
-        results = explore.run("stale_freed_id", 6)
-        ok, lines = explore.report(results, "stale_freed_id", str(tmp_path / "t.txt"))
+        results = explorer.run("stale_freed_id", 6)
+        ok, lines = explorer.report(results, "stale_freed_id", str(tmp_path / "t.txt"))
     finally:
         sys.path.remove(str(EXAMPLES))
     failure = next(r.failure for r in results if r.failure is not None)
@@ -110,24 +110,24 @@ def test_no_claim_past_what_was_walked() -> None:
     of <= 3 accepted calls and every state within 5 through one path each, nothing of every sequence of
     4 or 5 calls, some of which fail."""
     stale = example("stale_freed_id")
-    result = explore.explore(explore.ModulePort(stale), BASE, 5, tree_depth=3)
+    result = explorer.explore(explorer.ModulePort(stale), BASE, 5, tree_depth=3)
     assert result.failure is None
-    text = explore.summary([result])
+    text = explorer.summary([result])
     assert "every sequence of <= 3 calls the model accepts" in text and "reachable in <= 5 calls, through one path each" in text, text
     assert "every sequence of <= 4" not in text and "every sequence of <= 5" not in text, text
-    assert explore.check_path(explore.ModulePort(stale), BASE, [("add_seq", 0), ("free", 0), ("add_seq", 0), ("append", 0, 0, 1)]) is not None
+    assert explorer.check_path(explorer.ModulePort(stale), BASE, [("add_seq", 0), ("free", 0), ("add_seq", 0), ("append", 0, 0, 1)]) is not None
 
 
 @pytest.mark.oracle
 def test_a_slot_computed_by_mask_fails_on_the_block_size_of_three() -> None:
     """`p & (B - 1)` for `p % B` agrees with the model for B = 1 and 2; the B = 3 geometry fails it in 2 calls."""
     masked = example("slot_by_mask")
-    powers = [g for g in explore.GEOMETRIES if not g.prefix_caching and g.block_size in (1, 2)]
+    powers = [g for g in explorer.GEOMETRIES if not g.prefix_caching and g.block_size in (1, 2)]
     for g in powers:
-        assert explore.explore(explore.ModulePort(masked), g, 3).failure is None, g
+        assert explorer.explore(explorer.ModulePort(masked), g, 3).failure is None, g
     sys.path.insert(0, str(EXAMPLES))
     try:
-        results = explore.run("slot_by_mask", 6)
+        results = explorer.run("slot_by_mask", 6)
     finally:
         sys.path.remove(str(EXAMPLES))
     failure = next(r.failure for r in results if r.failure is not None)
@@ -150,19 +150,19 @@ class _KeepsTheRunFlag(paged.PagedKVCache):
 def _recomputes_the_run_flag(cache: Any) -> Any:
     """An unfaithful copy: every field carried, but each sequence's `run` flag computed again from its table
     (what paged/copying.py did): a stale flag in the original is a right one in the copy."""
-    twin = explore.faithful_copy(cache)
+    twin = explorer.faithful_copy(cache)
     for seq in getattr(twin, "_seqs", {}).values():
         seq.run = paged.cache.consecutive(seq.table)
     return twin
 
 
-def _stale_run_path(g: explore.Geometry) -> tuple[Any, list[tuple[str, tuple[Any, ...]]]]:
+def _stale_run_path(g: explorer.Geometry) -> tuple[Any, list[tuple[str, tuple[Any, ...]]]]:
     """A _KeepsTheRunFlag cache whose sequence 1 has a stale run flag, and the calls that made it."""
     model = ModelKVCache(*g.sizes)
     cache = _KeepsTheRunFlag(*g.sizes)
     calls = []
     for action in [("add_seq", 0), ("append", 0, 0, 3), ("fork", 0, 1), ("append", 1, 0, 1)]:
-        method, args = explore.concrete(action, model, g)
+        method, args = explorer.concrete(action, model, g)
         getattr(model, method)(*args)
         getattr(cache, method)(*args)
         calls.append((method, args))
@@ -174,15 +174,15 @@ def _stale_run_path(g: explore.Geometry) -> tuple[Any, list[tuple[str, tuple[Any
 def test_an_unfaithful_copy_fails_its_check_against_a_replay() -> None:
     module = SimpleNamespace(PagedKVCache=_KeepsTheRunFlag, OutOfBlocks=paged.OutOfBlocks, __name__="keeps_the_run_flag")
     cache, calls = _stale_run_path(BASE)
-    port = explore.ModulePort(module, copier=explore.each_copy(_recomputes_the_run_flag)).bound(BASE)
+    port = explorer.ModulePort(module, copier=explorer.each_copy(_recomputes_the_run_flag)).bound(BASE)
     with pytest.raises(UnfaithfulCopy, match=r"cache\._seqs\[1\]\.run=False, but should be True"):
         port.check(_recomputes_the_run_flag(cache), calls)
-    port.check(explore.faithful_copy(cache), calls)  # the faithful copy carries the stale flag as it is
+    port.check(explorer.faithful_copy(cache), calls)  # the faithful copy carries the stale flag as it is
     # In a walk the check fails loudly: paged keeps `run` False after a copy on write even when the new
     # table is one run (False is safe), which this copier makes True; checked on every copy, the walk
     # says so, and replays every state instead.
-    loud = explore.ModulePort(paged, copier=explore.each_copy(_recomputes_the_run_flag), check_every=1)
-    result = explore.explore(loud, explore.GEOMETRIES[1], 5)
+    loud = explorer.ModulePort(paged, copier=explorer.each_copy(_recomputes_the_run_flag), check_every=1)
+    result = explorer.explore(loud, explorer.GEOMETRIES[1], 5)
     assert result.failure is None and not loud.can_copy, result
     assert "run=True, but should be False" in result.note and "on a fresh cache" in result.note, result.note
 
@@ -191,8 +191,8 @@ def test_an_unfaithful_copy_fails_its_check_against_a_replay() -> None:
 def test_a_plain_deep_copy_of_paged_is_caught_and_replayed_instead() -> None:
     """copy.deepcopy makes `_layers` arrays of their own, not views of the copied pools: the first copy's
     check names the field, and the walk replays every state instead (and passes)."""
-    port = explore.ModulePort(paged, copier=explore.each_copy(copy.deepcopy))
-    result = explore.explore(port, BASE, 4)
+    port = explorer.ModulePort(paged, copier=explorer.each_copy(copy.deepcopy))
+    result = explorer.explore(port, BASE, 4)
     assert result.failure is None and not port.can_copy
     assert "_layers[0][0] owns its data, but should be a view" in result.note, result.note
 
@@ -204,8 +204,8 @@ def test_a_faithful_copy_of_paged_carries_every_field_and_shares_nothing() -> No
         cache.add_seq(0, [1, 2, 3])
         one = np.ones((1, 2, 1))
         cache.append(0, 0, one, one)
-        twin = explore.faithful_copy(cache)
-        assert explore.difference(twin, cache) is None
+        twin = explorer.faithful_copy(cache)
+        assert explorer.difference(twin, cache) is None
         twin.append(0, 1, 2 * one, one)
         twin.fork(0, 1)
         assert cache.seq_len(0, 1) == 0 and twin.seq_len(0, 1) == 2
@@ -213,23 +213,23 @@ def test_a_faithful_copy_of_paged_carries_every_field_and_shares_nothing() -> No
         twin.free(0)
         twin.free(1)
         assert cache.block_table(0).tolist() == [0] and cache.stats()["used"] == 1 and twin.stats()["used"] == 0
-        assert explore.difference(twin, cache) is not None
+        assert explorer.difference(twin, cache) is not None
 
 
 @pytest.mark.oracle
-def test_clone_model_shares_nothing_that_changes() -> None:
+def test_the_oracles_copy_shares_nothing_that_changes() -> None:
     g = BASE
     model = ModelKVCache(*g.sizes)
     for action in [("add_seq", 0), ("append", 0, 0, 3), ("fork", 0, 1)]:
-        method, args = explore.concrete(action, model, g)
+        method, args = explorer.concrete(action, model, g)
         getattr(model, method)(*args)
-    key = explore.state_key(model, False)
-    clone = explore.clone_model(model)
-    assert explore.state_key(clone, False) == key
-    method, args = explore.concrete(("append", 1, 0, 1), clone, g)
+    key = state.key(model, False)
+    clone = state.copy(model)
+    assert state.key(clone, False) == key
+    method, args = explorer.concrete(("append", 1, 0, 1), clone, g)
     clone.append(*args)
     clone.free(0)
-    assert explore.state_key(model, False) == key != explore.state_key(clone, False)
+    assert state.key(model, False) == key != state.key(clone, False)
 
 
 class _Renamed(paged.PagedKVCache):
@@ -242,12 +242,12 @@ class _Renamed(paged.PagedKVCache):
 @pytest.mark.oracle
 def test_allocation_any_compares_tables_up_to_a_renaming() -> None:
     module = SimpleNamespace(PagedKVCache=_Renamed, OutOfBlocks=paged.OutOfBlocks, __name__="renamed")
-    exact = explore.explore(explore.ModulePort(module), BASE, 3)
+    exact = explorer.explore(explorer.ModulePort(module), BASE, 3)
     assert exact.failure is not None and exact.failure.what.startswith("block_table(0)[0]=2, but should be 0 [block_table(0), after "), exact.failure
-    renamed = explore.explore(explore.ModulePort(module), BASE, 4, profile="allocation=any")
+    renamed = explorer.explore(explorer.ModulePort(module), BASE, 4, profile="allocation=any")
     assert renamed.failure is None
     # Canonical keys merge states that differ only by their block ids: never more states than exact ones.
-    assert renamed.states <= explore.explore(explore.ModulePort(paged), BASE, 4).states
+    assert renamed.states <= explorer.explore(explorer.ModulePort(paged), BASE, 4).states
 
 
 class _RenamedAndStale(_Renamed):
@@ -274,8 +274,8 @@ def test_the_replay_under_allocation_any_blames_the_data_not_the_ids(tmp_path: P
     module = SimpleNamespace(PagedKVCache=_RenamedAndStale, OutOfBlocks=paged.OutOfBlocks, __name__="renamed_and_stale")
     sys.modules["renamed_and_stale"] = module  # type: ignore[assignment]
     try:
-        results = explore.run("renamed_and_stale", 4, [BASE], profile="allocation=any")
-        ok, lines = explore.report(results, "renamed_and_stale", str(tmp_path / "t.txt"))
+        results = explorer.run("renamed_and_stale", 4, [BASE], profile="allocation=any")
+        ok, lines = explorer.report(results, "renamed_and_stale", str(tmp_path / "t.txt"))
     finally:
         del sys.modules["renamed_and_stale"]
     text = "\n".join(lines)
@@ -285,21 +285,21 @@ def test_the_replay_under_allocation_any_blames_the_data_not_the_ids(tmp_path: P
 
 @pytest.mark.oracle
 def test_the_renaming_checker() -> None:
-    ok, carry = explore.renaming({0: [0, 1]}, {0: [5, 3]}, None, [], num_blocks=6)
+    ok, carry = explorer.renaming({0: [0, 1]}, {0: [5, 3]}, None, [], num_blocks=6)
     assert ok is None
-    assert explore.renaming({0: [0, 1], 1: [0]}, {0: [5, 3], 1: [5]}, carry, [], num_blocks=6)[0] is None
-    assert "should be 5" in (explore.renaming({1: [0]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # block 0 is 5, not 3
-    assert "already the block of" in (explore.renaming({1: [2]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # 3 still holds block 1
-    assert explore.renaming({1: [2]}, {1: [3]}, carry, [1], num_blocks=6)[0] is None  # once block 1 is released, 3 may be reused
+    assert explorer.renaming({0: [0, 1], 1: [0]}, {0: [5, 3], 1: [5]}, carry, [], num_blocks=6)[0] is None
+    assert "should be 5" in (explorer.renaming({1: [0]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # block 0 is 5, not 3
+    assert "already the block of" in (explorer.renaming({1: [2]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # 3 still holds block 1
+    assert explorer.renaming({1: [2]}, {1: [3]}, carry, [1], num_blocks=6)[0] is None  # once block 1 is released, 3 may be reused
 
 
 @pytest.mark.oracle
 def test_every_value_is_distinct_and_exact() -> None:
-    g = explore.GEOMETRIES[1]
+    g = explorer.GEOMETRIES[1]
     seen = set()
     for seq in g.seq_ids:
         for layer in range(g.n_layers):
-            k = explore.value(g, seq, layer, 0, 12)
+            k = explorer.value(g, seq, layer, 0, 12)
             assert np.array_equal(k.astype(np.float64), np.round(k.astype(np.float64)))
             seen.update(k.ravel().tolist())
     assert len(seen) == len(g.seq_ids) * g.n_layers * 12 * g.n_kv_heads * g.d_head
@@ -310,14 +310,14 @@ def test_through_a_driver_the_same_failure_is_found(monkeypatch: pytest.MonkeyPa
     """The driver port (a cache per state by handle, pipelined requests) agrees with the module port."""
     root = Path(__file__).resolve().parent.parent
     monkeypatch.setenv("PYTHONPATH", f"{EXAMPLES}:{root}")
-    prefix = next(g for g in explore.GEOMETRIES if g.prefix_caching)
-    ours = explore.run(f"exec:{sys.executable} -m paged.driver", 3, [BASE, prefix])
-    module = explore.explore(explore.ModulePort(paged), BASE, 3)
+    prefix = next(g for g in explorer.GEOMETRIES if g.prefix_caching)
+    ours = explorer.run(f"exec:{sys.executable} -m paged.driver", 3, [BASE, prefix])
+    module = explorer.explore(explorer.ModulePort(paged), BASE, 3)
     assert [r.failure for r in ours] == [None, None] and (ours[0].states, ours[0].sequences) == (module.states, module.sequences)
-    (broken,) = explore.run(f"exec:{sys.executable} -m paged.driver --impl broken_copy_one_layer", 5, [BASE])
+    (broken,) = explorer.run(f"exec:{sys.executable} -m paged.driver --impl broken_copy_one_layer", 5, [BASE])
     assert broken.failure is not None and broken.failure.calls == 4
     assert [a[0] for a in broken.failure.path] == ["add_seq", "append", "fork", "append"]
-    (stale,) = explore.run(f"exec:{sys.executable} -m paged.driver --impl stale_freed_id", 4, [BASE])
+    (stale,) = explorer.run(f"exec:{sys.executable} -m paged.driver --impl stale_freed_id", 4, [BASE])
     assert stale.failure is not None and stale.failure.path == [("add_seq", 0), ("free", 0), ("add_seq", 0), ("append", 0, 0, 1)]
 
 
@@ -340,11 +340,11 @@ class _LiveIdAddedAgain(paged.PagedKVCache):
 @pytest.mark.oracle
 def test_a_wrong_error_kind_is_a_two_call_failure(tmp_path: Path) -> None:
     module = SimpleNamespace(PagedKVCache=_LiveIdAddedAgain, OutOfBlocks=paged.OutOfBlocks, __name__="live_again")
-    result = explore.explore(explore.ModulePort(module), BASE, 4)
+    result = explorer.explore(explorer.ModulePort(module), BASE, 4)
     assert result.failure is not None and result.failure.calls == 2
     assert result.failure.path == [("add_seq", 0), ("add_seq", 0)]
     assert result.failure.what == "answer=ok 0, but should be err invalid_argument [add_seq(0)]"
-    ok, lines = explore.report([result], "live_again", str(tmp_path / "t.txt"))
+    ok, lines = explorer.report([result], "live_again", str(tmp_path / "t.txt"))
     assert not ok and (tmp_path / "t.txt").exists()
     assert any("failing sequence (2 calls" in line for line in lines)
 
@@ -362,7 +362,7 @@ def test_two_faults_in_one_call_are_tried() -> None:
     """An unknown parent onto a live child must be unknown_sequence: the explorer sends that call, and a
     cache with the other order fails it after the one call that makes the child live."""
     module = SimpleNamespace(PagedKVCache=_ParentAfterChild, OutOfBlocks=paged.OutOfBlocks, __name__="parent_after_child")
-    result = explore.explore(explore.ModulePort(module), BASE, 3)
+    result = explorer.explore(explorer.ModulePort(module), BASE, 3)
     assert result.failure is not None and result.failure.calls == 2, result.failure
     (first, second) = result.failure.path
     assert first[0] == "add_seq" and second == ("fork", second[1], first[1]), result.failure.path

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from oracle.profile import Profile
 
+from .ahead import Ahead
 from .codec import VERSION, ProtocolError, call_fields, parse_int, parse_list, parse_payload, parse_stats, wire_int
 from .diff import shorten
 from .transcript import Mismatch, Transcript, handles_made, matches, renumbered, replay, written_for_another
@@ -83,7 +84,7 @@ class DriverProcess:
         self.partial = b""  # bytes read after the last complete answer line
         self.answers: collections.deque[str | bytes] = collections.deque()  # answers read, not yet taken
         self.sent: collections.deque[str] = collections.deque()  # requests written, not yet answered by take()
-        self.ahead: collections.deque[str] = collections.deque()  # prefetched queries whose answers nobody asked for yet
+        self.ahead = Ahead(self)  # requests written before their answers are read
         self.dead: str | None = None
         self.pending_closes: list[int] = []
         self.deferred: list[tuple[str, str]] = []  # (request, the answer it must match), written with the next ones (`defer`)
@@ -103,14 +104,10 @@ class DriverProcess:
         other request came between (the driver answered it in the state this request would see); the
         other prefetched answers are read and dropped. Closes queued by the garbage collector go first."""
         if self.ahead:
-            if self.ahead[0] == line:  # the usual case: the calls come in the order they were prefetched
-                self.ahead.popleft()
-                return self.take()
-            if line in self.ahead:
-                while self.ahead.popleft() != line:
-                    self.take()  # a query skipped: nothing changed since, so the later answer stands
-                return self.take()
-            self.drop_ahead()
+            answer = self.ahead.claim(line)
+            if answer is not None:
+                return answer
+            self.ahead.drop()
         lines = [f"close {self.pending_closes.pop()}" for _ in range(len(self.pending_closes))]
         lines.append(line)
         self.send(lines)
@@ -120,31 +117,20 @@ class DriverProcess:
 
     def prefetch(self, lines: list[str]) -> None:
         """Send these queries now, in one write; the same requests made next take their answers (`request`)."""
-        self.drop_ahead()
-        self.write_ahead(lines)
-
-    def write_ahead(self, lines: list[str]) -> None:
-        """Send these requests after those already ahead of their answers, keeping those."""
-        self.send(lines)
-        self.ahead.extend(lines)
+        self.ahead.drop()
+        self.ahead.write(lines)
 
     def defer(self, line: str, want: str) -> None:
         """Hold a request whose answer must match `want` (the oracle's, by the transcripts' rule: an `err KIND`
         matches by kind): it is written with the next requests, in the same write, and its answer is read and
         checked before theirs (`send`), so it costs no round trip of its own. Whatever was prefetched is
         dropped first: it answered the state before."""
-        self.drop_ahead()
+        self.ahead.drop()
         self.deferred.append((line, want))
-
-    def drop_ahead(self) -> None:
-        """Read and drop the prefetched answers nobody asked for: a request that is not among them comes next."""
-        while self.ahead:
-            self.ahead.popleft()
-            self.take()
 
     def exchange(self, line: str) -> str:
         """One request written and its answer read (after any still owed), with nothing else sent."""
-        self.drop_ahead()
+        self.ahead.drop()
         self.send([line])
         while len(self.sent) > 1:
             self.take()
@@ -459,7 +445,7 @@ class Session:
     def send(self, line: str) -> str:
         if self.process is not None:
             if self.queued:
-                following = self.process.ahead[0] if self.process.ahead else self.queued[0]
+                following = self.process.ahead.next_line() or self.queued[0]
                 if line == following:
                     self.top_up()
                 else:  # the transcript was left: its requests not yet written never will be
@@ -477,7 +463,7 @@ class Session:
             requests = [request for request, _ in transcript.steps]
             if "quit" in requests:
                 requests = requests[: requests.index("quit") + 1]
-            self.process.drop_ahead()
+            self.process.ahead.drop()
             self.queued = collections.deque(requests)
             self.top_up()
 
@@ -486,7 +472,7 @@ class Session:
         assert self.process is not None
         if self.queued and len(self.process.ahead) < self.WINDOW // 2:
             count = min(self.WINDOW - len(self.process.ahead), len(self.queued))
-            self.process.write_ahead([self.queued.popleft() for _ in range(count)])
+            self.process.ahead.write([self.queued.popleft() for _ in range(count)])
 
     def replay(self, transcript: Transcript, profile: Profile) -> tuple[Mismatch | None, str | None]:
         """Replay a transcript in this session as it is (its handles are this session's): (its first

@@ -62,8 +62,8 @@ def shortness(results: Sequence[Result]) -> tuple[str, str]:
 def replay_text(transcript: Any, impl: str, profile: Any) -> str:
     """Replay a transcript against impl under the profile under test (block tables up to a renaming under
     allocation=any): the requests up to the first answer that differs, and how it differs; or that none does."""
-    from ..client import DriverError, Session
-    from ..diff import shorten
+    from wire.client import DriverError, Session
+    from wire.diff import shorten
 
     try:
         session = Session(impl)

@@ -4,7 +4,7 @@ Up to a geometry's tree depth k the walk keeps every node: every sequence of at 
 accepts is made and checked, whatever state it reaches (a port's hidden state may differ between two
 paths into one model state: a cache that keeps stale state for a freed id fails on `add_seq(0);
 free(0); add_seq(0); append(...)`, whose first three calls lead back to a state seen before). Beyond
-k, a node is kept only when its model state (`model.state_key`) is new: every model state reachable
+k, a node is kept only when its model state (`oracle.state.key`) is new: every model state reachable
 within the depth K is reached, through one path each, and every call from it is checked, but at the
 last depth, where no node is kept, only the calls that reach a new state are (a call into a state
 seen before adds nothing to either claim, and they were half the cost of a walk).
@@ -33,7 +33,13 @@ from typing import Any, Callable, Generator, Iterator, Sequence
 
 from .alphabet import Action, Geometry, actions, concrete, describe
 from .messages import call_difference, first_difference
-from .model import TableCheck, clone_model, error_kind, exact_tables, live_of, new_model, observations, oracle, parse_profile, renaming, state_key
+from oracle import state
+from oracle.as_impl import under
+from oracle.model import ModelKVCache, OutOfBlocks
+from oracle.profile import Profile, hint
+from wire.record import Recorder
+
+from .model import TableCheck, error_kind, exact_tables, live_of, new_model, observations, parse_profile, renaming
 from .ports import Item, ModulePort, Observation, UnfaithfulCopy
 
 IN_FLIGHT = 8  # nodes whose requests are sent before the oldest one's answers are read
@@ -46,7 +52,7 @@ class Failure:
     geometry: Geometry
     path: list[Action]  # the calls, the last one the call after which something differs
     what: str
-    profile: Any = None  # the oracle.profile.Profile it was found under
+    profile: Profile | None = None  # the profile it was found under
     single: bool = True  # False: refused calls that fail only one after another, not alone
     shortest: bool = False  # every sequence of fewer accepted calls agrees, on every geometry walked
     note: str = ""
@@ -60,13 +66,10 @@ class Failure:
 
     def transcript(self, impl: str = "") -> Any:
         """The calls as wire requests, then every observation after the last one, with the oracle's answers."""
-        from ..record import Recorder
-
-        as_impl = oracle("oracle.as_impl")
         g = self.geometry
         recorder = Recorder()
         profile = self.profile if self.profile is not None else parse_profile("")
-        reference = as_impl.under(profile)
+        reference = under(profile)
         wrapped = recorder.wrap(reference)
         kwargs = {"prefix_caching": True} if g.prefix_caching else {}
         cache = wrapped.PagedKVCache(*g.sizes, **kwargs)
@@ -121,7 +124,7 @@ class Result:
 
 @dataclass
 class _Node:
-    model: Any
+    model: ModelKVCache
     cache: Any
     path: list[Action]
     calls: list[tuple[str, tuple[Any, ...]]]
@@ -132,22 +135,22 @@ class _Checker:
     """What the model says of one call, and whether a port's answer and observation agree with it; the
     expected observations are kept by state key."""
 
-    def __init__(self, port: Port, g: Geometry, profile: Any, check: TableCheck | None) -> None:
+    def __init__(self, port: Port, g: Geometry, profile: Profile, check: TableCheck | None) -> None:
         self.port, self.g, self.profile = port, g, profile
         self.canonical = not profile.exact_ids
         self.check = check or (functools.partial(renaming, num_blocks=g.num_blocks) if self.canonical else exact_tables)
-        self.model_oob = oracle().OutOfBlocks
+        self.model_oob = OutOfBlocks
         self.expected: dict[Any, Any] = {}
-        self.hint = oracle("oracle.profile").hint(profile)
+        self.hint = hint(profile)
 
-    def model_call(self, model: Any, method: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+    def model_call(self, model: ModelKVCache, method: str, args: tuple[Any, ...]) -> tuple[str, Any]:
         try:
             result = getattr(model, method)(*args)
         except Exception as exc:  # noqa: BLE001 - the model's refusal, compared by kind
             return "err", error_kind(exc, self.model_oob)
         return "ok", int(result) if method == "add_seq" else None
 
-    def verdict(self, model: Any, key: Any, obs: Observation, carry: Any, before: int, after: str) -> tuple[str | None, Any]:
+    def verdict(self, model: ModelKVCache, key: Any, obs: Observation, carry: Any, before: int, after: str) -> tuple[str | None, Any]:
         """What differs between the port's observation and the model's state, or None; and the carry.
         `after`: the call (or calls) that made the state, for the message."""
         live = live_of(model)
@@ -166,12 +169,12 @@ class _Checker:
             problem = f"{problem} [{read.group(0) if read else 'block_table'}, after {after}] ({self.hint})"
         return problem, carry
 
-    def step(self, cache: Any, model: Any, action: Action, carry: Any) -> tuple[str | None, Any, Any]:
+    def step(self, cache: Any, model: ModelKVCache, action: Action, carry: Any) -> tuple[str | None, Any, Any]:
         """One call on one cache, checked (the model advances): (what differs or None, the cache, the carry)."""
         before = len(model.ended)
         method, args = concrete(action, model, self.g)
         want = self.model_call(model, method, args)
-        key = state_key(model, self.canonical)
+        key = state.key(model, self.canonical)
         if want[0] == "err":
             answers, obs = self.port.refused(cache, [(method, args)], live_of(model))
             answer = answers[0]
@@ -184,7 +187,7 @@ class _Checker:
         return problem, cache, carry
 
 
-def check_path(port: Port, g: Geometry, path: Sequence[Action], profile: Any = None, check_tables: TableCheck | None = None) -> tuple[int, str] | None:
+def check_path(port: Port, g: Geometry, path: Sequence[Action], profile: Profile | str | None = None, check_tables: TableCheck | None = None) -> tuple[int, str] | None:
     """Make the calls of `path` on one fresh cache, checking every step: (how many calls, what differs
     after the last of them) at the first difference, or None."""
     profile = parse_profile(profile)
@@ -204,7 +207,7 @@ def check_path(port: Port, g: Geometry, path: Sequence[Action], profile: Any = N
 
 
 def walk(
-    port: Port, g: Geometry, depth: int, tree: int, profile: Any, check_tables: TableCheck | None,
+    port: Port, g: Geometry, depth: int, tree: int, profile: Profile, check_tables: TableCheck | None,
     time_limit: float | None, progress: Callable[[Level], None] | None,
 ) -> Generator[Level, None, Result]:
     """One geometry's walk, one depth at a time: yields each depth's Level, returns the Result."""
@@ -214,7 +217,7 @@ def walk(
     start = time.monotonic()
     result = Result(g, depth, tree, canonical)
     root = new_model(g, profile)
-    seen: set[Any] = {state_key(root, canonical)}
+    seen: set[Any] = {state.key(root, canonical)}
     frontier = [_Node(root, port.new(g), [], [], None)]
     transitions = sequences = 0
 
@@ -229,7 +232,7 @@ def walk(
     def isolate(node: _Node, refused: list[Refused], before: int) -> Failure:
         """The refused calls went wrong together: the first that does alone, on a fresh cache, else the
         shortest run of them that does."""
-        live, key = live_of(node.model), state_key(node.model, canonical)
+        live, key = live_of(node.model), state.key(node.model, canonical)
         for upto in (False, True):
             for n, (action, method, args, want) in enumerate(refused):
                 run = refused[: n + 1] if upto else [refused[n]]
@@ -252,7 +255,7 @@ def walk(
             answers, obs = got_refused()
             wrong = any(got != r[3] for r, got in zip(refused, answers))
             after = "the refused calls from " + ("; ".join(map(describe, node.path)) or "the start")
-            if wrong or checker.verdict(node.model, state_key(node.model, canonical), obs, node.carry, before, after)[0]:
+            if wrong or checker.verdict(node.model, state.key(node.model, canonical), obs, node.carry, before, after)[0]:
                 return isolate(node, refused, before)
         outcomes = got_made() if got_made is not None else []
         for (action, method, args, want, model, key), (answer, obs, cache) in zip(made, outcomes):
@@ -292,7 +295,7 @@ def walk(
             before = len(model0.ended)
             refused: list[Refused] = []
             made: list[tuple[Action, str, tuple[Any, ...], tuple[str, Any], Any, Any]] = []
-            spare = clone_model(model0)
+            spare = state.copy(model0)
             acts = actions(model0, g)
             transitions += len(acts)
             for action in acts:
@@ -301,8 +304,8 @@ def walk(
                 if want[0] == "err":  # the model is unchanged, so is the spare
                     refused.append((action, method, args, want))
                 else:
-                    made.append((action, method, args, want, spare, state_key(spare, canonical)))
-                    spare = clone_model(model0)
+                    made.append((action, method, args, want, spare, state.key(spare, canonical)))
+                    spare = state.copy(model0)
             if d + 1 <= tree:
                 sequences += len(made)
             elif d + 1 == depth:  # the last depth, past the tree: only the calls that reach a new state
@@ -344,7 +347,7 @@ def few_collections() -> Iterator[None]:
 
 
 def interleave(
-    port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Any, check_tables: TableCheck | None,
+    port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Profile, check_tables: TableCheck | None,
     time_limit: float | None, progress: Callable[[Geometry, Level], None] | None,
 ) -> list[Result]:
     """Every geometry's walk, one depth at a time in turn (depth 1 of each, then depth 2, ...), so that the
@@ -368,7 +371,7 @@ def interleave(
     return results
 
 
-def confirmed(port: Port, failure: Failure, profile: Any, check_tables: TableCheck | None) -> bool:
+def confirmed(port: Port, failure: Failure, profile: Profile, check_tables: TableCheck | None) -> bool:
     """Whether the failure happens on a fresh cache too. When it does not and it was found on a module's
     copies, they were not faithful (one the sampled check missed): copying stops, and the walk starts again."""
     if check_path(port, failure.geometry, failure.path, profile, check_tables) is not None:
@@ -382,7 +385,7 @@ def confirmed(port: Port, failure: Failure, profile: Any, check_tables: TableChe
 
 
 def _interleave(
-    port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Any, check_tables: TableCheck | None,
+    port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Profile, check_tables: TableCheck | None,
     time_limit: float | None, progress: Callable[[Geometry, Level], None] | None,
 ) -> list[Result]:
     def reporter(g: Geometry) -> Callable[[Level], None] | None:

@@ -12,9 +12,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..codec import ProtocolError
-from ..diff import array_difference, shorten
-from ..transcript import gather_difference
+from oracle.model import ModelKVCache
+from wire.codec import ProtocolError
+from wire.diff import array_difference, shorten
+from wire.transcript import gather_difference
+
 from .alphabet import Action, describe
 from .model import CLOSED
 
@@ -46,7 +48,7 @@ def observables(live: Sequence[int], n_layers: int, wire: bool) -> list[tuple[st
     return names
 
 
-def first_difference(got: Any, want: Any, model: Any, live: Sequence[int], after: str) -> str:
+def first_difference(got: Any, want: Any, model: ModelKVCache, live: Sequence[int], after: str) -> str:
     """Which observable differs first, and how; `after`: the call (or calls) that made the state."""
     wire = isinstance(want[0], str)  # a driver's answers are text; a module's, values
     if len(got) != len(want):
@@ -58,7 +60,7 @@ def first_difference(got: Any, want: Any, model: Any, live: Sequence[int], after
     return f"observing the state={shorten(str(got), 200)}, but should be {shorten(str(want), 200)} [observing, after {after}]"
 
 
-def entry_difference(what: str, got: Any, want: Any, model: Any) -> str:
+def entry_difference(what: str, got: Any, want: Any, model: ModelKVCache) -> str:
     """One observable of a module's observation: a stats tuple, an int, a dtype or a gathered array."""
     if what.endswith(".dtype") and isinstance(got, str) and isinstance(want, str):
         return f"{what}={np.dtype(got).name}, but should be {np.dtype(want).name}"
@@ -79,7 +81,7 @@ def entry_difference(what: str, got: Any, want: Any, model: Any) -> str:
     return f"{what}={shorten(repr(got), 200)}, but should be {shorten(repr(want), 200)}"
 
 
-def wire_difference(what: str, got: str, want: str, model: Any) -> str:
+def wire_difference(what: str, got: str, want: str, model: ModelKVCache) -> str:
     """One observable of a driver's observation: its answer as text (a gather's payloads as arrays)."""
     g, w = got.split(" "), want.split(" ")
     if what.startswith("gather(") and len(g) == len(w) == 4 and g[0] == w[0] == "ok":

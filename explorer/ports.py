@@ -19,9 +19,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from oracle.model import ModelKVCache
+from oracle.state import gather_bits
+
 from .alphabet import GEOMETRIES, Geometry
 from .faithful import difference, restore, snapshot
-from .model import CLOSED, error_kind, model_gather
+
+from .model import CLOSED, error_kind
 
 Call = tuple[str, tuple[Any, ...]]
 Observation = tuple[Any, dict[int, list[int]]]
@@ -180,7 +184,7 @@ class ModulePort:
             return (f"raised {type(exc).__name__}: {exc}",), {}
         return tuple(rest), tables
 
-    def expect(self, model: Any, live: Sequence[int]) -> Any:
+    def expect(self, model: ModelKVCache, live: Sequence[int]) -> Any:
         if live is CLOSED:
             return ("invalid_argument", "invalid_argument")
         stats = model.stats()
@@ -189,7 +193,7 @@ class ModulePort:
             rest.append(INT32)
             for layer in range(model.n_layers):
                 rest.append(model.seq_len(s, layer))
-                for raw, shape in model_gather(model, s, layer):
+                for raw, shape in gather_bits(model, s, layer):
                     rest.append((shape, "e", True, raw))
         return tuple(rest)
 

@@ -9,16 +9,17 @@ table, every layer's length and gather (bit exact). What it walks, each claim fo
   no merging, whatever state each reaches: a port's hidden state may differ between two paths into
   one model state;
 - beyond k, every model state reachable within the depth K (default 6), through one path each: a
-  node is continued only when its model state (`model.state_key`) is new;
+  node is continued only when its model state (`oracle.state.key`) is new;
 - from each node continued, every call the model refuses, made one after another, each checked.
 
 Geometries are walked a depth at a time in turn, so a failure within every tree depth is a shortest
 one across them all. The parts: `alphabet.py` (geometries, the calls tried, the values sent),
-`model.py` (the oracle's side: cloning, the state key, table checkers), `ports.py` and
-`driver_port.py` (a Python module, copied faithfully (`faithful.py`: pickled once a state, fields as they are, views
-kept) and checked against replays;
-a driver, a cache per state by handle, pipelined), `walk.py`, `messages.py` (what differs, in the
-one format) and `report.py` (the verdict). docs/EXHAUSTIVE.md has the cost and the limits.
+`model.py` (the oracle's side: making it, error kinds, table checkers; its copy and state key are
+`oracle.state`'s), `ports.py` and `driver_port.py` (a Python module, copied faithfully (`faithful.py`:
+pickled once a state, fields as they are, views kept) and checked against replays; a driver, a cache
+per state by handle, its requests sent ahead by `wire.ahead`), `walk.py`, `messages.py` (what differs,
+in the one format) and `report.py` (the verdict). docs/EXHAUSTIVE.md has the cost and the limits.
+It is no part of the protocol: it drives one (`wire`), and the oracle.
 """
 
 from __future__ import annotations
@@ -27,16 +28,16 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .alphabet import BAD_CHUNKS, GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
-from .model import TableCheck, clone_model, exact_tables, new_model, parse_profile, renaming, state_key
+from .model import TableCheck, exact_tables, new_model, parse_profile, renaming
 from .ports import ModulePort, UnfaithfulCopy, each_copy, port_for, snapshots
 from .report import guarantee, replay_text, report, summary
 from .walk import Failure, Level, Result, check_path, interleave
 
 __all__ = [
     "BAD_CHUNKS", "GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
-    "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "clone_model", "concrete", "describe",
+    "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "concrete", "describe",
     "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
-    "port_for", "renaming", "replay_text", "report", "run", "snapshots", "state_key", "summary", "value",
+    "port_for", "renaming", "replay_text", "report", "run", "snapshots", "summary", "value",
 ]
 
 
@@ -81,18 +82,18 @@ def run(
 
 
 def _module_caps(module: Any) -> frozenset[str]:
-    from ..server import capabilities
+    from wire.server import capabilities
 
     return frozenset(capabilities(module))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m wire.explore [--impl SPEC] [--depth K] ...`: exit 0 when the walk agrees, 1 on a failure."""
+    """`python -m explorer [--impl SPEC] [--depth K] ...`: exit 0 when the walk agrees, 1 on a failure."""
     import argparse
     import json
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m wire.explore", description=(__doc__ or "").split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m explorer", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--impl", default="paged", help="a Python module, or exec:CMD for a driver (default paged)")
     parser.add_argument("--depth", type=int, default=6, help="every model state within K calls (default 6)")
     parser.add_argument("--tree-depth", type=int, default=None, help="every sequence of at most T accepted calls (default: each geometry's, 3 or 4)")

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-import collections
 import copy
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..codec import call_fields, format_stats, parse_list
+from oracle.model import ModelKVCache
+from oracle.state import gather_bits
+from wire.ahead import Batch
+from wire.codec import call_fields, format_stats, parse_list
+
 from .alphabet import GEOMETRIES, Geometry
-from .model import CLOSED, model_gather
+
+from .model import CLOSED
 from .ports import Call, Item, Observation, Outcome
+
+Ticket = tuple[Batch, int]  # requests written ahead (`DriverPort.send`), and how many closes lead them
 
 
 class DriverPort:
@@ -20,7 +26,7 @@ class DriverPort:
     (written together, answered in order), and answers are compared as text."""
 
     def __init__(self, spec: str, timeout: float = 30.0) -> None:
-        from ..client import DriverProcess
+        from wire.client import DriverProcess
 
         self.spec = spec
         self.process = DriverProcess(spec[len("exec:") :].strip(), timeout)
@@ -28,7 +34,7 @@ class DriverPort:
         self.capabilities = self.process.capabilities
         # Shared by every bound view of this port: the handle the next `new` answers (PROTOCOL.md: 0, 1,
         # 2, ...), and the closes of discarded caches, sent with the next batch.
-        self.shared: dict[str, Any] = {"handles": 0, "closing": list[str](), "tickets": collections.deque()}
+        self.shared: dict[str, Any] = {"handles": 0, "closing": list[str]()}
         self.fields: dict[Any, tuple[tuple[Any, ...], str]] = {}
         self.g: Geometry = GEOMETRIES[0]  # set by bound()
         self.note = ""  # nothing to say of copies: each is a replay
@@ -43,28 +49,20 @@ class DriverPort:
         """The answers to the lines, in order (pipelined)."""
         return self.collect(self.send(lines))
 
-    def send(self, lines: list[str]) -> list[Any]:
-        """Write the lines (with the closes queued before them) and return a ticket for their answers: the
-        driver answers while the explorer goes on (`DriverProcess.send`, which never blocks on a driver
-        that is itself blocked writing answers)."""
+    def send(self, lines: list[str]) -> Ticket:
+        """Write the lines (with the closes queued before them) ahead of their answers (`wire.ahead.Ahead`):
+        the driver answers while the explorer goes on. The ticket: the batch, and how many closes lead it."""
         closing: list[str] = self.shared["closing"]
-        lines = closing + lines
-        ticket: list[Any] = [len(lines), len(closing), None]  # count, how many to skip (the closes), answers
-        closing.clear()
-        self.shared["tickets"].append(ticket)
         if self.process.dead:
             raise RuntimeError(f"driver {self.spec!r} is no longer usable ({self.process.dead})")
-        self.process.send(lines)
+        ticket = self.process.ahead.write(closing + lines), len(closing)
+        closing.clear()
         return ticket
 
-    def collect(self, ticket: list[Any]) -> list[str]:
-        """The answers of a ticket (reading those of the tickets before it first)."""
-        tickets = self.shared["tickets"]
-        take = self.process.take
-        while ticket[2] is None:
-            head = tickets.popleft()
-            head[2] = [take() for _ in range(head[0])][head[1] :]
-        return ticket[2]  # type: ignore[no-any-return]
+    def collect(self, ticket: Ticket) -> list[str]:
+        """The answers to a ticket's lines, in order (the closes' left out)."""
+        batch, closes = ticket
+        return self.process.ahead.answers(batch)[closes:]
 
     def new_line(self, g: Geometry) -> tuple[str, int]:
         handle: int = self.shared["handles"]
@@ -192,14 +190,14 @@ class DriverPort:
     def observe(self, handle: int, live: Sequence[int]) -> Observation:
         return self.observation(self.exchange(self.observe_lines(handle, live)), live)
 
-    def expect(self, model: Any, live: Sequence[int]) -> Any:
+    def expect(self, model: ModelKVCache, live: Sequence[int]) -> Any:
         if live is CLOSED:
             return ("invalid_argument", "invalid_argument")
         rest = [f"ok {format_stats(model.stats())}", f"ok {model.num_free_blocks()}"]
         for s in live:
             rest.append("ok")
             for layer in range(model.n_layers):
-                (k, shape), (v, _) = model_gather(model, s, layer)
+                (k, shape), (v, _) = gather_bits(model, s, layer)
                 hexes = [np.frombuffer(x, "<u2").astype(">u2").tobytes().hex() or "-" for x in (k, v)]
                 rest += [f"ok {shape[1]}", f"ok {shape[1]} {hexes[0]} {hexes[1]}"]
         return tuple(rest)

@@ -10,6 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from oracle.model import ModelKVCache
+from oracle.state import positions
+
 Action = tuple[Any, ...]  # ("append", seq, layer, T), ("fork", parent, child), ...
 
 
@@ -74,7 +77,7 @@ GEOMETRIES: tuple[Geometry, ...] = (
 BAD_CHUNKS = ("2-D", "shapes differ", "wrong H", "wrong D", "T = 0")
 
 
-def actions(model: Any, g: Geometry) -> list[Action]:
+def actions(model: ModelKVCache, g: Geometry) -> list[Action]:
     """Every call tried from this state: the valid ones and the error table's bad inputs."""
     ids = g.seq_ids
     if model.closed:
@@ -162,13 +165,13 @@ def value(g: Geometry, seq: int, layer: int, pos: int, t: int) -> np.ndarray:
     return (1 + grid % 2047).astype(np.float16)
 
 
-def concrete(action: Action, model: Any, g: Geometry) -> tuple[str, tuple[Any, ...]]:
+def concrete(action: Action, model: ModelKVCache, g: Geometry) -> tuple[str, tuple[Any, ...]]:
     """The Python call (method, args) an action is in this state: an append's values depend on its position."""
     verb = action[0]
     h, d = g.n_kv_heads, g.d_head
     if verb == "append":
         _, s, layer, t = action
-        pos = len(model.tokens[s][layer]) if (not model.closed and s in model.tables and 0 <= layer < g.n_layers) else 0
+        pos = positions(model, s, layer)
         return "append", (s, layer, *chunk(g, s, layer if 0 <= layer < g.n_layers else 0, pos, t))
     if verb == "bad_chunk":
         return "append", (action[1], 0, *bad_chunk(h, d, action[2]))

@@ -197,7 +197,7 @@ class _Pair:
                 if at != should:
                     return f"{where} starts at byte {at} of its base, but should start at byte {should}"
         if a.tobytes() != b.tobytes():
-            from ..diff import array_difference
+            from wire.diff import array_difference
 
             return f"{where}{array_difference(a, b, axes='')}"
         return None

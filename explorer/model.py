@@ -1,0 +1,84 @@
+"""The model's side of the walk: the oracle made, an error's kind, what the model's observables are, and
+the table checkers (exact, or up to a renaming of ids). Copying the oracle and its state key are the
+oracle's own (`oracle.state`)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Sequence
+
+from oracle.model import ModelKVCache
+from oracle.profile import Profile, parse
+from oracle.renaming import BlockNames
+from wire.diff import list_difference
+
+from .alphabet import Geometry
+
+Tables = Mapping[int, Sequence[int]]
+# check_tables(want, got, carry, released) -> (what differs or None, the carry for the next step).
+# want: the oracle's tables of the live sequences, got: the port's; carry: what the checker keeps
+# along one path (None at the root); released: the oracle's block ids whose lifetime ended in this call.
+TableCheck = Callable[[Tables, Tables, Any, Sequence[int]], tuple["str | None", Any]]
+CLOSED: Sequence[int] = ("closed",)  # type: ignore[assignment]  # observe a closed cache
+
+
+def new_model(g: Geometry, profile: Profile) -> ModelKVCache:
+    """The oracle for geometry g under `profile`, empty: the one place the explorer makes one."""
+    return ModelKVCache(*g.sizes, profile=profile, **({"prefix_caching": True} if g.prefix_caching else {}))
+
+
+def parse_profile(text: str | Profile | None) -> Profile:
+    """`OPTION=VALUE,...` (docs/CONTRACT.md, Profiles) as a Profile; a Profile as it is."""
+    return text if isinstance(text, Profile) else parse(text or "")
+
+
+def error_kind(exc: BaseException, out_of_blocks: type[BaseException]) -> str:
+    """The wire's KIND of an exception (and type_error, which has no wire form)."""
+    if isinstance(exc, out_of_blocks):
+        return "out_of_blocks"
+    if isinstance(exc, KeyError):
+        return "unknown_sequence"
+    if isinstance(exc, ValueError):
+        return "invalid_argument"
+    if isinstance(exc, TypeError):
+        return "type_error"
+    return f"internal ({type(exc).__name__}: {exc})"
+
+
+def live_of(model: ModelKVCache) -> Sequence[int]:
+    return CLOSED if model.closed else sorted(model.tables)
+
+
+def observations(model: ModelKVCache) -> list[tuple[str, tuple[Any, ...]]]:
+    """The calls that observe a state, in the order the explorer makes them."""
+    if model.closed:
+        return [("stats", ()), ("num_free_blocks", ())]
+    out: list[tuple[str, tuple[Any, ...]]] = [("stats", ()), ("num_free_blocks", ())]
+    for s in sorted(model.tables):
+        out.append(("block_table", (s,)))
+        for layer in range(model.n_layers):
+            out += [("seq_len", (s, layer)), ("gather", (s, layer))]
+    return out
+
+
+# -- table checkers ---------------------------------------------------------------------------------
+
+
+def exact_tables(want: Tables, got: Tables, carry: Any, released: Sequence[int]) -> tuple[str | None, Any]:
+    """allocation=lowest-free: every table equal, id for id."""
+    for s in want:
+        if list(got[s]) != list(want[s]):
+            return f"block_table({s}){list_difference(list(got[s]), list(want[s]))}", carry
+    return None, carry
+
+
+def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int], *, num_blocks: int) -> tuple[str | None, Any]:
+    """allocation=any: tables equal up to a renaming of block ids bound for each block's lifetime, every id
+    in the pool (`oracle.renaming.BlockNames`). carry: the names along this path, copied at every step (paths branch)."""
+    names = carry.copy() if carry is not None else BlockNames(num_blocks)
+    for m in released:
+        names.release(m)
+    for s in sorted(want):
+        problem = names.check(f"block_table({s})", list(got[s]), list(want[s]))
+        if problem is not None:
+            return problem, carry
+    return None, names

@@ -1,5 +1,0 @@
-"""`python -m wire.explore`: the bounded exhaustive explorer from the command line."""
-
-from . import main
-
-raise SystemExit(main())
