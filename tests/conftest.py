@@ -4,7 +4,7 @@ tests/xfails.py), and each test's outcome (--outcomes) with its calls into an en
 
 Profiles (HYPOTHESIS_PROFILE or --hypothesis-profile): `ci` derandomised with a fixed
 budget, `dev` random (the local default), `thorough` ten times the examples, `mutation`
-with no shrinking for mutant scoring, `gate` as `ci` but with no shrinking (the gate's
+with no shrinking for mutant scoring (`mutmut`, half its examples, for ci/mutation), `gate` as `ci` but with no shrinking (the gate's
 first, fast pass), `gate-shrink` as `ci` without the slow explain phase (the gate's second). Every profile prints the failing operation sequence.
 
 For a driver (`--impl=exec:CMD`), tests marked `python_surface` are skipped with the reason
@@ -78,6 +78,10 @@ settings.register_profile(
     phases=_NO_SHRINK,
     suppress_health_check=list(HealthCheck),
 )
+# ci/mutation's (mutmut): half the examples of `mutation` (the machines 20). mutmut runs every test of a
+# mutated function for each of its mutants that no earlier test kills, and twice more before them (its
+# stats and its clean run); the planted mutants keep `mutation`. ci/mutation's score is the check.
+settings.register_profile("mutmut", parent=settings.get_profile("mutation"), max_examples=10)
 settings.register_profile("gate", parent=_CI, phases=_NO_SHRINK)
 # The gate's second pass wants one minimal failing sequence (it writes one transcript): with several distinct
 # failures reported (Hypothesis's default), it went on generating for up to 10 s after the first, then shrank
