@@ -311,13 +311,13 @@ def test_through_a_driver_the_same_failure_is_found(monkeypatch: pytest.MonkeyPa
     root = Path(__file__).resolve().parent.parent
     monkeypatch.setenv("PYTHONPATH", f"{EXAMPLES}:{root}")
     prefix = next(g for g in explore.GEOMETRIES if g.prefix_caching)
-    ours = explore.run(f"exec:{sys.executable} -m paged.driver", 3, [BASE, prefix])
+    ours = explore.run(f"exec:{sys.executable} -m wire.driver", 3, [BASE, prefix])
     module = explore.explore(explore.ModulePort(paged), BASE, 3)
     assert [r.failure for r in ours] == [None, None] and (ours[0].states, ours[0].sequences) == (module.states, module.sequences)
-    (broken,) = explore.run(f"exec:{sys.executable} -m paged.driver --impl broken_copy_one_layer", 5, [BASE])
+    (broken,) = explore.run(f"exec:{sys.executable} -m wire.driver --impl broken_copy_one_layer", 5, [BASE])
     assert broken.failure is not None and broken.failure.calls == 4
     assert [a[0] for a in broken.failure.path] == ["add_seq", "append", "fork", "append"]
-    (stale,) = explore.run(f"exec:{sys.executable} -m paged.driver --impl stale_freed_id", 4, [BASE])
+    (stale,) = explore.run(f"exec:{sys.executable} -m wire.driver --impl stale_freed_id", 4, [BASE])
     assert stale.failure is not None and stale.failure.path == [("add_seq", 0), ("free", 0), ("add_seq", 0), ("append", 0, 0, 1)]
 
 
