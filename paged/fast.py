@@ -1,0 +1,103 @@
+"""What is there for speed alone: `PagedKVCache`, the reference of cache.py with one fast path per hot call.
+
+A port needs none of this: cache.py is the behaviour. Each fast path takes a subset of the calls the
+general path takes, does what the general path would do with them, and hands every other call to
+the general path unchanged (tests/test_fast_paths.py checks both, and that each fast path takes
+exactly the calls it is meant to). The costs they cut: docs/PERFORMANCE.md.
+
+1. `_append_in_block`, a decode step's append: a chunk of float16 ndarrays that stays within a block
+   the sequence already holds alone, with prefix caching off. It skips the calls to the checks (an
+   engine's arguments pass them as they are), the copy-on-write scan, the capacity check and
+   `segments`: one slice copy of each pool.
+2. `_gather_blocks`, every gather's copy: blocks with consecutive ids are one slice of each pool,
+   every head at once (a prefill into a fresh pool gives a sequence such a table); other blocks
+   are one `take` per head straight into the output (`take_heads`), then one slice for a part-full
+   last block. The general path's index copies everything twice.
+3. `_write_blocks`, whole blocks of a write (a prefill): consecutive ids are one slice of each pool
+   instead of an index assignment.
+"""
+
+from typing import Any
+
+import numpy as np
+from numpy import ndarray
+from numpy.typing import NDArray
+
+from . import cache
+
+FLOAT16 = np.dtype(np.float16)  # the pools' dtype; NumPy keeps one object for it, so `is` compares it
+
+
+def take_heads(pool: NDArray[np.float16], blocks: NDArray[np.intp], out: NDArray[np.float16]) -> None:
+    """Copy the `[B, D]` slabs `blocks` of a layer's pool `[H, N, B, D]`, in order, into out `[H, n * B, D]`.
+
+    One `take` per head: each head's rows of `out` are contiguous even when `out` is a strided view
+    (a part-full last block follows), and `take` copies straight into a contiguous `out` only with
+    mode "clip" (the ids are live blocks, always in range); with "raise", or into a strided `out`, it
+    fills a temporary and copies that, about 2x the time.
+    """
+    slabs = (len(blocks), pool.shape[2], pool.shape[3])
+    for h in range(len(pool)):
+        pool[h].take(blocks, 0, out[h].reshape(slabs), "clip")
+
+
+def is_run(blocks: list[int]) -> bool:
+    """Whether `blocks` is one run of consecutive ids b, b+1, ... (an empty list is not)."""
+    return blocks == list(range(blocks[0], blocks[0] + len(blocks))) if blocks else False
+
+
+class PagedKVCache(cache.PagedKVCache):
+    """cache.PagedKVCache with the fast paths of this module; the same behaviour, call for call."""
+
+    def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
+        if not self._append_in_block(seq_id, layer, k, v):
+            super().append(seq_id, layer, k, v)
+
+    def _append_in_block(self, seq_id: object, layer: object, k: Any, v: Any) -> bool:
+        """FAST PATH 1. Write a chunk that stays within a block the sequence holds alone and return True;
+        return False, having changed nothing, for every other call (the general path then takes it)."""
+        seq = self._seqs.get(seq_id) if type(seq_id) is int else None  # closed: no sequence is live
+        if seq is None or type(layer) is not int or not 0 <= layer < self.n_layers or self._prefix is not None:
+            return False
+        if not (type(k) is ndarray is type(v) and k.dtype is FLOAT16 is v.dtype):
+            return False
+        shape = k.shape
+        if not (shape == v.shape and len(shape) == 3 and shape[0] == self.n_kv_heads and shape[2] == self.d_head and shape[1]):
+            return False
+        start = seq.lens[layer]
+        first, lo = divmod(start, self.block_size)
+        stop = lo + shape[1]
+        if stop > self.block_size or first >= len(seq.table) or self._alloc.holders(seq.table[first]) > 1:
+            return False  # a new block, more than one block, or copy on write
+        k_pool, v_pool = self._layers[layer]
+        k_pool[:, seq.table[first], lo:stop] = k
+        v_pool[:, seq.table[first], lo:stop] = v
+        seq.lens[layer] = start + shape[1]
+        return True
+
+    def _gather_blocks(self, layer: int, blocks: list[int], length: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
+        """FAST PATH 2: the general path's copy, each output filled once (see the module's docstring)."""
+        k_pool, v_pool = self._layers[layer]
+        shape = (self.n_kv_heads, length, self.d_head)
+        outs = (np.empty(shape, FLOAT16), np.empty(shape, FLOAT16))
+        bs = self.block_size
+        if is_run(blocks):  # one slice of each pool, every head
+            run = slice(blocks[0], blocks[0] + len(blocks))
+            for pool, out in zip((k_pool, v_pool), outs):
+                out[...] = pool[:, run].reshape(self.n_kv_heads, len(blocks) * bs, self.d_head)[:, :length]
+            return outs
+        whole = length // bs
+        ids = np.array(blocks[:whole], dtype=np.intp)
+        for pool, out in zip((k_pool, v_pool), outs):
+            take_heads(pool, ids, out[:, : whole * bs])
+            if whole < len(blocks):  # a part-full last block: one slice, every head
+                out[:, whole * bs :] = pool[:, blocks[whole], : length - whole * bs]
+        return outs
+
+    def _write_blocks(self, pool: NDArray[np.float16], blocks: list[int], src: NDArray[Any]) -> None:
+        """FAST PATH 3: consecutive ids are one slice of the pool; other ids, the general path."""
+        if is_run(blocks):
+            run = slice(blocks[0], blocks[0] + len(blocks))
+            pool[:, run] = src.reshape(self.n_kv_heads, len(blocks), self.block_size, self.d_head)
+        else:
+            super()._write_blocks(pool, blocks, src)
