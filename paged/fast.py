@@ -9,10 +9,10 @@ exactly the calls it is meant to). The costs they cut: docs/PERFORMANCE.md.
    the sequence already holds alone, with prefix caching off. It skips the calls to the checks (an
    engine's arguments pass them as they are), the copy-on-write scan, the capacity check and
    `segments`: one slice copy of each pool.
-2. `_gather_blocks`, every gather's copy: blocks with consecutive ids are one slice of each pool,
-   every head at once (a prefill into a fresh pool gives a sequence such a table); other blocks
-   are one `take` per head straight into the output (`take_heads`), then one slice for a part-full
-   last block. The general path's index copies everything twice.
+2. `_gather_blocks`, every gather's copy: full blocks with consecutive ids are one slice of each
+   pool, every head at once (a prefill into a fresh pool gives a sequence such a table); other full
+   blocks are one `take` per head straight into the output (`take_heads`); a part-full last block
+   is one slice. The general path's index copies everything twice.
 3. `_write_blocks`, whole blocks of a write (a prefill): consecutive ids are one slice of each pool
    instead of an index assignment.
 """
@@ -77,20 +77,17 @@ class PagedKVCache(cache.PagedKVCache):
 
     def _gather_blocks(self, layer: int, blocks: list[int], length: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         """FAST PATH 2: the general path's copy, each output filled once (see the module's docstring)."""
-        k_pool, v_pool = self._layers[layer]
+        bs = self.block_size
+        whole = length // bs  # the full blocks; a part-full last block follows when whole < len(blocks)
+        ids = None if is_run(blocks[:whole]) else np.array(blocks[:whole], dtype=np.intp)
         shape = (self.n_kv_heads, length, self.d_head)
         outs = (np.empty(shape, FLOAT16), np.empty(shape, FLOAT16))
-        bs = self.block_size
-        if is_run(blocks):  # one slice of each pool, every head
-            run = slice(blocks[0], blocks[0] + len(blocks))
-            for pool, out in zip((k_pool, v_pool), outs):
-                out[...] = pool[:, run].reshape(self.n_kv_heads, len(blocks) * bs, self.d_head)[:, :length]
-            return outs
-        whole = length // bs
-        ids = np.array(blocks[:whole], dtype=np.intp)
-        for pool, out in zip((k_pool, v_pool), outs):
-            take_heads(pool, ids, out[:, : whole * bs])
-            if whole < len(blocks):  # a part-full last block: one slice, every head
+        for pool, out in zip(self._layers[layer], outs):
+            if ids is None:  # consecutive ids: one slice of the pool, every head
+                out[:, : whole * bs] = pool[:, blocks[0] : blocks[0] + whole].reshape(self.n_kv_heads, whole * bs, self.d_head)
+            else:
+                take_heads(pool, ids, out[:, : whole * bs])
+            if whole < len(blocks):  # the part-full last block: one slice, every head
                 out[:, whole * bs :] = pool[:, blocks[whole], : length - whole * bs]
         return outs
 
