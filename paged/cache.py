@@ -101,7 +101,8 @@ class PagedKVCache:
     - After `close()`, `_closed` is true and the pools are gone; every call but `close()`
       raises ValueError.
 
-    Who touches what: only `append` writes the pools (through `_copy_block` and `_write`);
+    Who touches what: only `append` writes the pools (through `_copy_block` and `_write`; in
+    fast.py, also its fast path for a chunk within a block the sequence holds alone);
     reference counts, the free pool and the cached blocks change only inside `BlockAllocator`,
     through `allocate`, `incref`, `acquire`, `unshare` and `decref` (`shared` and `holders` only
     read them); keys change only inside `PrefixIndex`, through `register` and `drop` (called on
