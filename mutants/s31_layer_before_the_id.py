@@ -13,8 +13,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        seq = self._seq(seq_id)\n"
-            "        li = self._layer(layer)\n"
+            "        seq, li = self._seq_layer(seq_id, layer)\n"
             "        k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)\n",
             "        li = self._layer(layer)\n"
             "        k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)\n"

@@ -17,7 +17,9 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/fast.py",
-            "    return blocks == list(range(blocks[0], blocks[0] + len(blocks))) if blocks else False\n",
+            "    if not blocks or blocks[-1] - blocks[0] != len(blocks) - 1:\n"
+            "        return False\n"
+            "    return blocks == list(range(blocks[0], blocks[0] + len(blocks)))\n",
             "    return blocks[1:] == list(range(blocks[-1] - len(blocks) + 2, blocks[-1] + 1)) if blocks else False\n",
         ),
     ),

@@ -207,8 +207,7 @@ class PagedKVCache:
         Checks arguments, then capacity (new blocks plus copy-on-write copies), before changing
         anything: it either succeeds whole or raises with the cache as it was.
         """
-        seq = self._seq(seq_id)
-        li = self._layer(layer)
+        seq, li = self._seq_layer(seq_id, layer)
         k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)
         start = seq.lens[li]
         tokens = k_arr.shape[1]
@@ -239,8 +238,7 @@ class PagedKVCache:
 
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         """New C-contiguous float16 arrays `[H, seq_len, D]` of the layer's K and V."""
-        seq = self._seq(seq_id)
-        li = self._layer(layer)
+        seq, li = self._seq_layer(seq_id, layer)
         length = seq.lens[li]
         blocks = seq.table[: -(-length // self.block_size)]  # the blocks of positions 0 .. length-1
         return self._gather_blocks(li, blocks, length)
@@ -253,8 +251,8 @@ class PagedKVCache:
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
         """The number of positions `layer` of the sequence holds."""
-        seq = self._seq(seq_id)
-        return seq.lens[self._layer(layer)]
+        seq, li = self._seq_layer(seq_id, layer)
+        return seq.lens[li]
 
     def stats(self) -> dict[str, int]:
         """Block counts, free + used + cached == num_blocks: free (no holder, no key), used (a holder),
@@ -288,6 +286,10 @@ class PagedKVCache:
         if not 0 <= li < self.n_layers:
             raise ValueError(f"layer {li} is outside 0 .. {self.n_layers - 1}")
         return li
+    def _seq_layer(self, seq_id: object, layer: object) -> tuple[_Seq, int]:
+        """The live sequence and the layer index a call names: the id's errors first, then the layer's."""
+        return self._seq(seq_id), self._layer(layer)
+
     def _register(self, index: PrefixIndex, seq: _Seq, full: int) -> None:
         """Register the blocks this append made full (from len(seq.nodes), the full blocks before it, to
         `full`) under their keys, the whole prefix of token ids, unless a key already names a block."""

@@ -13,8 +13,10 @@ exactly the calls it is meant to). The costs they cut: docs/PERFORMANCE.md.
    pool, every head at once (a prefill into a fresh pool gives a sequence such a table); other full
    blocks are one `take` per head straight into the output (`take_heads`); a part-full last block
    is one slice. The general path's index copies everything twice.
-3. `_write_blocks`, whole blocks of a write (a prefill): consecutive ids are one slice of each pool
-   instead of an index assignment.
+3. `_write_blocks`, whole blocks of a write (a prefill): consecutive ids are one slice of each pool;
+   other ids one index assignment per head (1.15 to 1.5x faster than one for every head at once).
+4. `_seq_layer`, the id and layer of every gather, seq_len and general append: an int id of a live
+   sequence and an int layer in range, taken as they are.
 """
 
 from typing import Any
@@ -42,8 +44,11 @@ def take_heads(pool: NDArray[np.float16], blocks: NDArray[np.intp], out: NDArray
 
 
 def is_run(blocks: list[int]) -> bool:
-    """Whether `blocks` is one run of consecutive ids b, b+1, ... (an empty list is not)."""
-    return blocks == list(range(blocks[0], blocks[0] + len(blocks))) if blocks else False
+    """Whether `blocks` is one run of consecutive ids b, b+1, ... (an empty list is not). The ends are
+    compared first: most tables that are not a run fail there, without a list of the range."""
+    if not blocks or blocks[-1] - blocks[0] != len(blocks) - 1:
+        return False
+    return blocks == list(range(blocks[0], blocks[0] + len(blocks)))
 
 
 class PagedKVCache(cache.PagedKVCache):
@@ -52,6 +57,14 @@ class PagedKVCache(cache.PagedKVCache):
     def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
         if not self._append_in_block(seq_id, layer, k, v):
             super().append(seq_id, layer, k, v)
+
+    def _seq_layer(self, seq_id: object, layer: object) -> tuple[cache._Seq, int]:
+        """FAST PATH 4: an int id of a live sequence and an int layer in range, taken without a call to
+        the checks (every gather and seq_len, and every append the decode-step path leaves)."""
+        seq = self._seqs.get(seq_id) if type(seq_id) is int else None  # closed: no sequence is live
+        if seq is None or type(layer) is not int or not 0 <= layer < self.n_layers:
+            return super()._seq_layer(seq_id, layer)
+        return seq, layer
 
     def _append_in_block(self, seq_id: object, layer: object, k: Any, v: Any) -> bool:
         """FAST PATH 1. Write a chunk that stays within a block the sequence holds alone and return True;
@@ -92,9 +105,11 @@ class PagedKVCache(cache.PagedKVCache):
         return outs
 
     def _write_blocks(self, pool: NDArray[np.float16], blocks: list[int], src: NDArray[Any]) -> None:
-        """FAST PATH 3: consecutive ids are one slice of the pool; other ids, the general path."""
+        """FAST PATH 3: consecutive ids are one slice of the pool, other ids one index assignment per head."""
+        heads = src.reshape(self.n_kv_heads, len(blocks), self.block_size, self.d_head)
         if is_run(blocks):
-            run = slice(blocks[0], blocks[0] + len(blocks))
-            pool[:, run] = src.reshape(self.n_kv_heads, len(blocks), self.block_size, self.d_head)
-        else:
-            super()._write_blocks(pool, blocks, src)
+            pool[:, blocks[0] : blocks[0] + len(blocks)] = heads
+        else:  # one index assignment per head: each index then picks one contiguous [B, D] slab
+            ids = np.array(blocks, dtype=np.intp)
+            for h in range(self.n_kv_heads):
+                pool[h][ids] = heads[h]

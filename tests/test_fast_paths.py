@@ -135,7 +135,7 @@ class Spy:
 
     def patches(self) -> ExitStack:
         stack = ExitStack()
-        for name in ("append", "_write_blocks", "_gather_blocks"):
+        for name in ("append", "_seq_layer", "_gather_blocks"):
             stack.enter_context(mock.patch.object(GENERAL, name, self.wrap(name, getattr(GENERAL, name))))
         stack.enter_context(mock.patch.object(paged.fast, "take_heads", self.wrap("take_heads", paged.fast.take_heads, method=False)))
         return stack
@@ -183,6 +183,10 @@ EDGES = {
     "a copy on write between the ends of the table": ((1, 2, 1, 1, False), [
         ("add_seq", 0, []), ("append", 0, 0, 2, "f16"), ("append", 0, 1, 1, "f16"), ("fork", 0, 1),
         ("append", 1, 0, 1, "f16"), ("append", 1, 1, 1, "f16"), ("append", 1, 1, 1, "f16")]),
+    # Sequence 0 writes two whole blocks to ids 1 and 3 (not a run); sequence 1's table is then [4, 5].
+    "whole blocks written apart, and a run that starts past 0": ((1, 1, 2, 1, False), [
+        ("add_seq", 0, []), ("add_seq", 1, []), ("append", 0, 0, 1, "f16"), ("append", 1, 0, 1, "f16"), ("append", 0, 0, 1, "f16"),
+        ("append", 1, 0, 1, "f16"), ("free", 1), ("append", 0, 0, 2, "f16"), ("add_seq", 1, []), ("append", 1, 0, 2, "f16")]),
     # Sequence 1's table becomes [0, 4, 5]: a hit on block 0, then two new blocks that are a run.
     "a prefix hit far from the blocks after it": ((1, 1, 1, 1, True), [
         ("add_seq", 0, [0, 1, 1, 1]), ("append", 0, 0, 4, "f16"), ("add_seq", 1, [0, 5, 5]), ("append", 1, 0, 2, "f16")]),
@@ -199,15 +203,16 @@ def test_the_fast_paths_at_their_edges(name: str) -> None:
 def check_paths(method: str, args: tuple[Any, ...], fast: Any, fast_path: bool, before: dict[int, list[int]], calls: list[tuple[str, Any]]) -> None:
     """Each fast path taken exactly when its condition holds."""
     names = [name for name, _ in calls]
+    taken = method in ("append", "gather") and not fast._closed and type(args[0]) is int and args[0] in fast._seqs and type(args[1]) is int and 0 <= args[1] < fast.n_layers
     if method == "append":
         assert names.count("append") == (0 if fast_path else 1), (args, names)
-        # FAST PATH 3: the general write of whole blocks only for ids that are not one run.
-        for name, call in calls:
-            if name == "_write_blocks":
-                assert not one_run(call[2]), call[2]
+        # FAST PATH 4 in the general append: the general id and layer checks only for what it does not take.
+        assert names.count("_seq_layer") == (0 if fast_path or taken else 1), (args, names)
     if method == "gather" and "_gather_blocks" in names:
         raise AssertionError(f"gather{args} took the general copy")
-    if method == "gather" and not fast._closed and type(args[0]) is int and args[0] in fast._seqs and 0 <= args[1] < fast.n_layers:
+    if method == "gather":
+        assert names.count("_seq_layer") == (0 if taken else 1), (args, names)
+    if method == "gather" and taken:
         # FAST PATH 2: one take per pool pair of heads unless the full blocks are one run.
         full = before[args[0]][: fast._seqs[args[0]].lens[args[1]] // fast.block_size]
         takes = [call for name, call in calls if name == "take_heads"]
