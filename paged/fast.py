@@ -11,8 +11,7 @@ exactly the calls it is meant to). The costs they cut: docs/PERFORMANCE.md.
    `segments`: one slice copy of each pool.
 2. `_gather_blocks`, every gather's copy: full blocks with consecutive ids are one slice of each
    pool, every head at once (a prefill into a fresh pool gives a sequence such a table); other full
-   blocks are one `take` per head straight into the output (`take_heads`); a part-full last block
-   is one slice. The general path's index copies everything twice.
+   blocks are `take`s straight into the output (`take_heads`); a part-full last block is one slice. The general path's index copies everything twice.
 3. `_write_blocks`, whole blocks of a write (a prefill): consecutive ids are one slice of each pool;
    other ids one index assignment per head (1.15 to 1.5x faster than one for every head at once).
 4. `_seq_layer`, the id and layer of every gather, seq_len and general append: an int id of a live
@@ -33,14 +32,18 @@ FLOAT16 = np.dtype(np.float16)  # the pools' dtype; NumPy keeps one object for i
 def take_heads(pool: NDArray[np.float16], blocks: NDArray[np.intp], out: NDArray[np.float16]) -> None:
     """Copy the `[B, D]` slabs `blocks` of a layer's pool `[H, N, B, D]`, in order, into out `[H, n * B, D]`.
 
-    One `take` per head: each head's rows of `out` are contiguous even when `out` is a strided view
-    (a part-full last block follows), and `take` copies straight into a contiguous `out` only with
-    mode "clip" (the ids are live blocks, always in range); with "raise", or into a strided `out`, it
-    fills a temporary and copies that, about 2x the time.
+    `take` copies straight into a contiguous `out` only with mode "clip" (the ids are live blocks,
+    always in range); with "raise", or into a strided `out`, it fills a temporary and copies that,
+    about 2x the time. So a contiguous `out` (whole blocks only) is one `take`, every head at once;
+    a strided one (a part-full last block follows) one `take` per head, whose rows are contiguous.
     """
     slabs = (len(blocks), pool.shape[2], pool.shape[3])
-    for h in range(len(pool)):
-        pool[h].take(blocks, 0, out[h].reshape(slabs), "clip")
+    if out.flags.c_contiguous:
+        calls = [(pool, out.reshape(len(pool), *slabs), 1)]
+    else:
+        calls = [(pool[h], out[h].reshape(slabs), 0) for h in range(len(pool))]
+    for source, target, axis in calls:
+        source.take(blocks, axis, target, "clip")
 
 
 def is_run(blocks: list[int]) -> bool:

@@ -187,6 +187,10 @@ EDGES = {
     "whole blocks written apart, and a run that starts past 0": ((1, 1, 2, 1, False), [
         ("add_seq", 0, []), ("add_seq", 1, []), ("append", 0, 0, 1, "f16"), ("append", 1, 0, 1, "f16"), ("append", 0, 0, 1, "f16"),
         ("append", 1, 0, 1, "f16"), ("free", 1), ("append", 0, 0, 2, "f16"), ("add_seq", 1, []), ("append", 1, 0, 2, "f16")]),
+    # Sequence 0's table becomes [0, 2, 4], 5 positions: scattered whole blocks, then a part-full one.
+    "scattered blocks and a part-full last one, two heads": ((2, 1, 2, 1, False), [
+        ("add_seq", 0, []), ("add_seq", 1, []), ("append", 0, 0, 2, "f16"), ("append", 1, 0, 2, "f16"), ("append", 0, 0, 2, "f16"),
+        ("append", 1, 0, 2, "f16"), ("append", 0, 0, 1, "f16")]),
     # Sequence 1's table becomes [0, 4, 5]: a hit on block 0, then two new blocks that are a run.
     "a prefix hit far from the blocks after it": ((1, 1, 1, 1, True), [
         ("add_seq", 0, [0, 1, 1, 1]), ("append", 0, 0, 4, "f16"), ("add_seq", 1, [0, 5, 5]), ("append", 1, 0, 2, "f16")]),
