@@ -92,7 +92,7 @@ def test_an_exec_command_keeps_a_venvs_interpreter(tmp_path: Path, monkeypatch: 
     (tmp_path / "venv" / "bin").mkdir(parents=True)
     (tmp_path / "venv" / "bin" / "python").symlink_to(sys.executable)
     monkeypatch.chdir(tmp_path)
-    assert parse(["--impl", "exec:venv/bin/python -m paged.driver"]).impl == f"exec:{tmp_path / 'venv' / 'bin' / 'python'} -m paged.driver"
+    assert parse(["--impl", "exec:venv/bin/python -m wire.driver"]).impl == f"exec:{tmp_path / 'venv' / 'bin' / 'python'} -m wire.driver"
 
 
 def test_the_vectors_are_found_where_the_tests_look_for_them() -> None:
@@ -360,7 +360,7 @@ def test_nothing_replayed_is_no_pass_and_a_port_without_prefix_caching_is_told_s
 @pytest.mark.slow
 def test_the_installed_gate_runs_a_venvs_driver_and_never_exits_0_without_a_verdict(tmp_path: Path) -> None:
     """pip install (not editable) into a new venv; from another folder, its paged-gate gates
-    `exec:VENV/bin/python -m paged.driver` (the venv's interpreter, through its symlink), and gives
+    `exec:VENV/bin/python -m wire.driver` (the venv's interpreter, through its symlink), and gives
     the modules that exit on import exit 2. Slow (a venv and a pip install): `pytest -m slow meta_tests/test_gate.py`,
     which .ci/run runs."""
     venv = tmp_path / "venv"
@@ -369,7 +369,7 @@ def test_the_installed_gate_runs_a_venvs_driver_and_never_exits_0_without_a_verd
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     installed = [str(venv / "bin" / "paged-gate")]
-    run = gate("--impl", f"exec:{venv}/bin/python -m paged.driver", "--vectors", cwd=elsewhere, command=installed)
+    run = gate("--impl", f"exec:{venv}/bin/python -m wire.driver", "--vectors", cwd=elsewhere, command=installed)
     assert run.returncode == 0 and "PASS, the conformance vectors only" in verdict(run), run.stdout[-3000:] + run.stderr[-2000:]
     write_endings(elsewhere)
     for name in ("exits_on_import", "os_exits_on_import"):

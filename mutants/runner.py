@@ -6,7 +6,7 @@ failing call sequence it found (a shortest one when within every tree depth), wi
 
 What is mutated and how the suite reaches it:
 - default: the sNN mutants of `paged`, tested as the Python module `paged`;
-- `--driver`: the same mutants, tested through the wire, `--impl=exec:python -m paged.driver`
+- `--driver`: the same mutants, tested through the wire, `--impl=exec:python -m wire.driver`
   (nothing is lost in transit if every one is still killed);
 - `--rust`: the rNN mutants of the Rust port (ci/examples/rust), each built in its copy with
   `cargo build --offline --release` and tested through its driver binary; then the port's own
@@ -83,7 +83,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     how.add_argument(
         "--driver",
         action="store_true",
-        help="test each mutated paged through the wire: --impl=exec:python -m paged.driver (shows nothing is lost in transit)",
+        help="test each mutated paged through the wire: --impl=exec:python -m wire.driver (shows nothing is lost in transit)",
     )
     how.add_argument(
         "--rust",
@@ -131,7 +131,7 @@ class Target:
         if self.kind == "rust":
             return f"exec:{root / RUST_DRIVER}"
         if self.kind == "driver":
-            return f"exec:{sys.executable} -m paged.driver"
+            return f"exec:{sys.executable} -m wire.driver"
         return "paged"
 
     def guard(self, root: Path) -> Guard:

@@ -11,9 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        length = seq.lens[li]\n        shape = (self.n_kv_heads, length, self.d_head)",
-            "        length = -(-seq.lens[li] // self.block_size) * self.block_size\n"
-            "        shape = (self.n_kv_heads, length, self.d_head)",
+            "        length = seq.lens[li]\n        blocks = seq.table[",
+            "        length = -(-seq.lens[li] // self.block_size) * self.block_size\n        blocks = seq.table[",
         ),
     ),
 )

@@ -8,17 +8,16 @@ MUTANT = Mutant(
     symptom="dimensions land in the wrong slots",
     caught_by=("test_gather_preserves_head_token_dimension_order",),
     # A block of one layer is [H, B, D]; the mutant reshapes it to [B, H, D], takes the slots
-    # and transposes back, in gather's copy of part of a block (the last, part-full one).
+    # and transposes back, in gather's copy of part of a block (the last, part-full one: paged/fast.py's
+    # gather copy, the one every gather of the public class takes).
     # Invisible with one head; with more, slot s of head h reads the element at flat index
     # s*H + h.
     edits=(
         Edit(
-            "paged/cache.py",
-            "                k_out[:, off : off + width] = k_pool[:, block, lo : lo + width]\n"
-            "                v_out[:, off : off + width] = v_pool[:, block, lo : lo + width]\n",
-            "                bhd = (self.block_size, self.n_kv_heads, self.d_head)\n"
-            "                k_out[:, off : off + width] = k_pool[:, block].reshape(bhd)[lo : lo + width].transpose(1, 0, 2)\n"
-            "                v_out[:, off : off + width] = v_pool[:, block].reshape(bhd)[lo : lo + width].transpose(1, 0, 2)\n",
+            "paged/fast.py",
+            "                out[:, whole * bs :] = pool[:, blocks[whole], : length - whole * bs]\n",
+            "                bhd = (bs, self.n_kv_heads, self.d_head)\n"
+            "                out[:, whole * bs :] = pool[:, blocks[whole]].reshape(bhd)[: length - whole * bs].transpose(1, 0, 2)\n",
         ),
     ),
 )

@@ -10,8 +10,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "self._write(seq, li, start, k_arr, v_arr)",
-            "self._write(seq, li, start, k_arr, k_arr)",
+            "self._write(table, li, start, k_arr, v_arr)",
+            "self._write(table, li, start, k_arr, k_arr)",
         ),
     ),
 )

@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        shared = alloc.shared(table, first, last + 1)\n",
-            "        shared: list[int] = []\n",
+            "        shared = alloc.shared(table, first, last + 1)",
+            "        shared: list[int] = []",
         ),
     ),
 )

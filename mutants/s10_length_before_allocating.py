@@ -13,13 +13,13 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        if shared or grow > 0:  # copies of shared blocks",
-            "        seq.lens[li] = start + tokens\n        if shared or grow > 0:  # copies of shared blocks",
+            "        if needed > alloc.num_free:\n",
+            "        seq.lens[li] = start + tokens\n        if needed > alloc.num_free:\n",
         ),
         Edit(
             "paged/cache.py",
-            "        self._write(seq, li, start, k_arr, v_arr)\n        seq.lens[li] = start + tokens\n",
-            "        self._write(seq, li, start, k_arr, v_arr)\n",
+            "        self._write(table, li, start, k_arr, v_arr)\n        seq.lens[li] = start + tokens\n",
+            "        self._write(table, li, start, k_arr, v_arr)\n",
         ),
     ),
 )

@@ -12,26 +12,26 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "            if needed > alloc.num_free:\n                raise OutOfBlocks(",
-            "            if False:\n                raise OutOfBlocks(",
+            "        if needed > alloc.num_free:\n            raise OutOfBlocks(",
+            "        if False:\n            raise OutOfBlocks(",
         ),
         Edit(
             "paged/cache.py",
-            "            for i in shared:\n"
-            "                table[i] = self._copy_block(table[i])\n",
-            "            for i in shared:\n"
-            "                if not alloc.num_free:\n"
-            "                    raise OutOfBlocks(f'no free block to copy block index {i}')\n"
-            "                table[i] = self._copy_block(table[i])\n",
+            "        for i in shared:\n"
+            "            table[i] = self._copy_block(table[i])\n",
+            "        for i in shared:\n"
+            "            if not alloc.num_free:\n"
+            "                raise OutOfBlocks(f'no free block to copy block index {i}')\n"
+            "            table[i] = self._copy_block(table[i])\n",
         ),
         Edit(
             "paged/cache.py",
-            "            while len(table) <= last:\n"
-            "                block = alloc.allocate()\n",
-            "            while len(table) <= last:\n"
-            "                if not alloc.num_free:\n"
-            "                    raise OutOfBlocks(f'no free block for block index {len(table)}')\n"
-            "                block = alloc.allocate()\n",
+            "        while len(table) <= last:\n"
+            "            table.append(alloc.allocate())\n",
+            "        while len(table) <= last:\n"
+            "            if not alloc.num_free:\n"
+            "                raise OutOfBlocks(f'no free block for block index {len(table)}')\n"
+            "            table.append(alloc.allocate())\n",
         ),
     ),
 )

@@ -10,8 +10,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        length = seq.lens[li]\n        shape = (self.n_kv_heads, length, self.d_head)",
-            "        length = max(seq.lens)\n        shape = (self.n_kv_heads, length, self.d_head)",
+            "        length = seq.lens[li]\n        blocks = seq.table[",
+            "        length = max(seq.lens)\n        blocks = seq.table[",
         ),
     ),
 )

@@ -12,8 +12,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/cache.py',
-            '        sid = as_int(seq_id, "seq_id")\n',
-            '        sid = (as_int(seq_id, "seq_id") + 2**31) % 2**32 - 2**31\n',
+            '        sid = as_int(seq_id, "seq_id")\n        if sid in self._seqs:\n',
+            '        sid = (as_int(seq_id, "seq_id") + 2**31) % 2**32 - 2**31\n        if sid in self._seqs:\n',
         ),
         Edit(
             'paged/cache.py',
@@ -22,8 +22,8 @@ MUTANT = Mutant(
         ),
         Edit(
             'paged/cache.py',
-            '        sid = seq_id if type(seq_id) is int else as_int(seq_id, "seq_id")  # skip a call on every append\n',
-            '        sid = seq_id if type(seq_id) is int else as_int(seq_id, "seq_id")  # skip a call on every append\n        sid = (sid + 2**31) % 2**32 - 2**31\n',
+            '        sid = as_int(seq_id, "seq_id")\n        try:\n',
+            '        sid = (as_int(seq_id, "seq_id") + 2**31) % 2**32 - 2**31\n        try:\n',
         ),
         Edit(
             'paged/cache.py',

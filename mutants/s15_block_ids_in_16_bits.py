@@ -12,8 +12,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/cache.py',
-            '                block = alloc.allocate()\n',
-            '                block = alloc.allocate() & 0xFFFF\n',
+            '            table.append(alloc.allocate())\n',
+            '            table.append(alloc.allocate() & 0xFFFF)\n',
         ),
     ),
 )

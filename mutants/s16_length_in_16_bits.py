@@ -14,5 +14,10 @@ MUTANT = Mutant(
             '        seq.lens[li] = start + tokens\n',
             '        seq.lens[li] = (start + tokens) & 0xFFFF\n',
         ),
+        Edit(
+            'paged/fast.py',
+            '        seq.lens[layer] = start + shape[1]\n',
+            '        seq.lens[layer] = (start + shape[1]) & 0xFFFF\n',
+        ),
     ),
 )

@@ -24,7 +24,6 @@ MUTANT = Mutant(
             "                    self._k[:, :, moved] = self._k[:, :, b]\n"
             "                    self._v[:, :, moved] = self._v[:, :, b]\n"
             "                    other.table[i] = moved\n"
-            "                    other.run = False\n"
             "                    self._alloc.decref(b, False)\n",
         ),
     ),

@@ -12,15 +12,14 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "            for i in shared:\n                table[i] = self._copy_block(table[i])\n",
-            "            for i in shared:\n"
-            "                old = table[i]\n"
-            "                copy = self._copy_block(old)\n"
-            "                others = [s for s in self._seqs.values() if s.table is not table and old in s.table]\n"
-            "                for s in others:\n"
-            "                    s.table[s.table.index(old)] = copy\n"
-            "                    s.run = False\n"
-            "                self._alloc._refs[copy], self._alloc._refs[old] = len(others), 1\n",
+            "        for i in shared:\n            table[i] = self._copy_block(table[i])\n",
+            "        for i in shared:\n"
+            "            old = table[i]\n"
+            "            copy = self._copy_block(old)\n"
+            "            others = [s for s in self._seqs.values() if s.table is not table and old in s.table]\n"
+            "            for s in others:\n"
+            "                s.table[s.table.index(old)] = copy\n"
+            "            self._alloc._refs[copy], self._alloc._refs[old] = len(others), 1\n",
         ),
     ),
 )

@@ -13,16 +13,11 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        seq = self._seqs.get(seq_id) if type(seq_id) is int else None  # closed: no sequence is live\n"
-            "        if seq is None:\n"
-            "            seq = self._seq(seq_id)  # raises the contract's error\n"
-            "        li = layer if type(layer) is int and 0 <= layer < self.n_layers else self._layer(layer)\n"
+            "        seq, li = self._seq_layer(seq_id, layer)\n"
             "        k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)\n",
-            "        li = layer if type(layer) is int and 0 <= layer < self.n_layers else self._layer(layer)\n"
+            "        li = self._layer(layer)\n"
             "        k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)\n"
-            "        seq = self._seqs.get(seq_id) if type(seq_id) is int else None  # closed: no sequence is live\n"
-            "        if seq is None:\n"
-            "            seq = self._seq(seq_id)  # raises the contract's error\n",
+            "        seq = self._seq(seq_id)\n",
         ),
     ),
 )

@@ -1,4 +1,4 @@
-"""s35: the allocator's one-block answer to `shared` takes a block with two holders as private."""
+"""s35: the decode-step fast path (paged/fast.py) takes a block with two holders as private."""
 
 from . import Edit, Mutant
 
@@ -7,14 +7,15 @@ MUTANT = Mutant(
     title="A decode step's block with two holders taken as private",
     symptom="after a fork, a one-token append writes into the block the other sequence still reads",
     caught_by=("test_fork_shares_until_a_write", "TestCacheMachine"),
-    # `shared` answers one index (a decode step's) without a range; the mutant counts a block as
-    # shared there only from three holders, so a fork's child writes its next token in place. A
-    # chunk over two or more blocks still goes through the comprehension and copies.
+    # The fast path of a chunk within one block writes in place only into a block with one holder;
+    # the mutant counts a block as shared there only from three holders, so a fork's child writes its
+    # next token in place. A chunk over two or more blocks still goes through the general path and
+    # copies. (Before issue 27 the same check was `BlockAllocator.shared`'s answer for one index.)
     edits=(
         Edit(
-            "paged/allocator.py",
-            "first < len(table) and refs[table[first]] > 1 else []\n",
-            "first < len(table) and refs[table[first]] > 2 else []\n",
+            "paged/fast.py",
+            "self._alloc.holders(seq.table[first]) > 1:\n",
+            "self._alloc.holders(seq.table[first]) > 2:\n",
         ),
     ),
 )

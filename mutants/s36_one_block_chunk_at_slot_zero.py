@@ -7,7 +7,8 @@ MUTANT = Mutant(
     title="A chunk within one block written from its first slot",
     symptom="a decode step's token overwrites the block's first slot; the slots after it keep what was there",
     caught_by=("test_hand_example_block_table",),
-    # append writes a chunk that stays within one block itself (every decode step), one slice of each
-    # pool; chunks over several blocks go through `segments`, so s05 leaves this path alone.
-    edits=(Edit("paged/cache.py", "            lo = start - first * bs\n", "            lo = 0\n"),),
+    # The fast path (paged/fast.py) writes a chunk that stays within one block (every decode step but
+    # the first of each block), one slice of each pool; the general path goes through `segments`, so
+    # s05 leaves this path alone.
+    edits=(Edit("paged/fast.py", "        first, lo = divmod(start, self.block_size)\n", "        first, lo = start // self.block_size, 0\n"),),
 )

@@ -71,13 +71,14 @@ class BlockAllocator:
         self._refs[block] = 1
         return block
 
+    def holders(self, block: int) -> int:
+        """The number of holders of `block` (0: free or cached)."""
+        return self._refs[block]
+
     def shared(self, table: list[int], first: int, stop: int) -> list[int]:
         """The indices i in first .. stop-1 that `table` has (i < len(table)) whose block has more
-        than one holder. One index, a decode step's, is answered without a range or a comprehension."""
-        refs = self._refs
-        if stop - first == 1:
-            return [first] if first < len(table) and refs[table[first]] > 1 else []
-        return [i for i in range(first, min(stop, len(table))) if refs[table[i]] > 1]
+        than one holder."""
+        return [i for i in range(first, min(stop, len(table))) if self._refs[table[i]] > 1]
 
     def incref(self, block: int) -> None:
         """One more holder of a block that already has one (a fork)."""

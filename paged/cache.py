@@ -1,5 +1,9 @@
 """PagedKVCache: fixed-size float16 blocks, a block table per sequence, copy on write.
 
+This module is the reference: every call's general path, written to be read top to bottom and
+ported. What is there for speed alone lives in paged/fast.py, whose subclass of this class is
+the public `paged.PagedKVCache`; each of its fast paths falls back to the methods here.
+
 Memory layout (the implementation's choice; the contract only fixes what `gather`
 returns): one K pool and one V pool, each `[L, H, N, B, D]` float16. A block id
 indexes axis 2, so one layer of one head of a block is a contiguous `[B, D]` slab, and
@@ -10,12 +14,10 @@ Prefix caching (opt-in, `prefix_caching=True`): a full block keeps its K and V u
 key after its last holder lets go, and a later prompt with the same prefix takes it; the
 keys live in `PrefixIndex` (prefix.py), the cached blocks in `BlockAllocator`.
 
-Copies: part of one block (a decode step's token, a part-full last block) is one slice,
-every head at once. Whole blocks with consecutive ids are one slice of each pool, every head
-at once: a write checks the ids it writes, a gather the sequence's `run` flag, kept as its
-table grows, so that gather looks at no id. Other whole blocks are copied slab by slab, one
-NumPy call per head (`take` to gather, an index assignment to write); a gather of whole
-blocks only is one `take` per pool, every head at once. What each costs: docs/PERFORMANCE.md.
+Copies: a write splits its positions into part of a block, whole blocks, part of a block
+(`segments`); part of a block is one slice of each pool, every head at once; whole blocks are
+one index assignment (`_write_blocks`). A gather takes the sequence's blocks in table order,
+every head at once, and keeps the first seq_len positions. What each costs: docs/PERFORMANCE.md.
 """
 
 from types import TracebackType
@@ -40,17 +42,14 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
     """Split positions start .. start+count-1 into at most three segments.
 
     Part of the first block, a run of whole blocks, part of the last block; each segment is
-    (first block index, lo, offset into the chunk, width). This is the one place that splits positions
-    over blocks (append writes a chunk within one block, a decode step's, from the block index and slot
-    of its first position, which it computes for its capacity check).
+    (first block index, lo, offset into the chunk, width). This is the one place that splits
+    positions over blocks.
     """
-    slot = start % block_size
-    if count <= block_size - slot:  # within one block, as every decode step (or no positions at all)
-        return [(start // block_size, slot, 0, count)] if count else []
     out: list[Segment] = []
     pos, stop = start, start + count
-    if slot:  # part of the first block, up to its end (the chunk goes on past it)
-        width = block_size - slot
+    slot = start % block_size
+    if slot:  # part of the first block: up to its end, or to the chunk's end if that comes first
+        width = min(block_size - slot, count)
         out.append((pos // block_size, slot, 0, width))
         pos += width
     whole = (stop - pos) // block_size * block_size
@@ -62,39 +61,17 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
     return out
 
 
-def take_slabs(pool: NDArray[np.float16], blocks: NDArray[np.intp], axis: int, out: NDArray[np.float16]) -> None:
-    """Copy the slabs `blocks` of `pool` (along `axis`), in order, into `out`, which must be contiguous.
-
-    take copies straight into a contiguous `out` only with mode "clip" (the ids are live blocks,
-    always in range); with the default "raise", or into a strided `out`, it fills a temporary and
-    copies that. Hence the mode, and the method with positional arguments (cheaper than np.take).
-    """
-    pool.take(blocks, axis, out, "clip")
-
-
-def consecutive(table: list[int]) -> bool:
-    """Whether the ids are one run, table[i] == table[0] + i (an empty table is one)."""
-    return all(block == table[0] + i for i, block in enumerate(table))
-
-
 class _Seq:
     """A live sequence: its block table and one length per layer; with prefix caching, the token
-    ids it has declared and the prefix nodes of its full blocks (one per full block, in order).
+    ids it has declared and the prefix nodes of its full blocks (one per full block, in order)."""
 
-    `run` is true only while the table is one run of consecutive ids (`consecutive`), so that
-    gather copies its whole blocks as one slice without looking at the ids: it is computed when a
-    table is made (a new sequence, a prefix hit, a fork) and kept as the table grows
-    (`append`). False when the table is a run costs a `take`, never a wrong copy.
-    """
-
-    __slots__ = ("table", "lens", "tokens", "nodes", "run")
+    __slots__ = ("table", "lens", "tokens", "nodes")
 
     def __init__(self, table: list[int], lens: list[int], tokens: list[int], nodes: list[Node]) -> None:
         self.table = table
         self.lens = lens
         self.tokens = tokens
         self.nodes = nodes
-        self.run = consecutive(table)
 
 
 class PagedKVCache:
@@ -113,8 +90,6 @@ class PagedKVCache:
       in that layer of the pools; slots past a layer's length are never read.
     - A block with more than one holder is never written: `append` first gives the writer a
       private copy of it (copy on write).
-    - A sequence whose `run` is true has a table of consecutive ids, table[i] == table[0] + i
-      (the converse need not hold: a false `run` only costs gather a `take`).
     - A call that raises leaves all of the above as it was (`append` checks its arguments,
       then capacity, before it takes a block or writes a position).
     - `_layers[l]` is `(_k[l], _v[l])`: views of the pools, never copies.
@@ -126,11 +101,11 @@ class PagedKVCache:
     - After `close()`, `_closed` is true and the pools are gone; every call but `close()`
       raises ValueError.
 
-    Who touches what: only `append` writes the pools (a chunk within one block itself, the rest
-    through `_copy_block` and `_write`);
+    Who touches what: only `append` writes the pools (through `_copy_block` and `_write`; in
+    fast.py, also its fast path for a chunk within a block the sequence holds alone);
     reference counts, the free pool and the cached blocks change only inside `BlockAllocator`,
-    through `allocate`, `incref`, `acquire`, `unshare` and `decref` (`shared` only reads
-    them); keys change only inside `PrefixIndex`, through `register` and `drop` (called on
+    through `allocate`, `incref`, `acquire`, `unshare` and `decref` (`shared` and `holders` only
+    read them); keys change only inside `PrefixIndex`, through `register` and `drop` (called on
     eviction); `_seqs` and its `_Seq` objects are this class's own; `block_table` and
     `gather` return new arrays, never views.
     """
@@ -232,10 +207,7 @@ class PagedKVCache:
         Checks arguments, then capacity (new blocks plus copy-on-write copies), before changing
         anything: it either succeeds whole or raises with the cache as it was.
         """
-        seq = self._seqs.get(seq_id) if type(seq_id) is int else None  # closed: no sequence is live
-        if seq is None:
-            seq = self._seq(seq_id)  # raises the contract's error
-        li = layer if type(layer) is int and 0 <= layer < self.n_layers else self._layer(layer)
+        seq, li = self._seq_layer(seq_id, layer)
         k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)
         start = seq.lens[li]
         tokens = k_arr.shape[1]
@@ -248,68 +220,28 @@ class PagedKVCache:
         bs = self.block_size
         first, last = start // bs, (start + tokens - 1) // bs
         alloc = self._alloc
-        shared = alloc.shared(table, first, last + 1)
-        grow = last + 1 - len(table)  # new blocks past the end of the table, when positive
-        if shared or grow > 0:  # copies of shared blocks, then new blocks; a decode step within its block needs none
-            needed = len(shared) + max(grow, 0)
-            if needed > alloc.num_free:
-                raise OutOfBlocks(
-                    f"append of {tokens} positions to sequence {seq_id} layer {li} needs {needed} "
-                    f"blocks, {alloc.num_free} free"
-                )
-            for i in shared:
-                table[i] = self._copy_block(table[i])
-            run = seq.run and not shared  # a copy's id breaks the run (unless the table is one block; False is safe)
-            while len(table) <= last:
-                block = alloc.allocate()
-                run = run and (not table or block == table[-1] + 1)
-                table.append(block)
-            seq.run = run
-        if first == last:  # within one block, as every decode step: one slice copy of each pool, every head
-            k_pool, v_pool = self._layers[li]
-            lo = start - first * bs
-            k_pool[:, table[first], lo : lo + tokens] = k_arr
-            v_pool[:, table[first], lo : lo + tokens] = v_arr
-        else:
-            self._write(seq, li, start, k_arr, v_arr)
+        shared = alloc.shared(table, first, last + 1)  # blocks to copy before writing (copy on write)
+        needed = len(shared) + max(last + 1 - len(table), 0)  # those copies, then new blocks past the table's end
+        if needed > alloc.num_free:
+            raise OutOfBlocks(
+                f"append of {tokens} positions to sequence {seq_id} layer {li} needs {needed} "
+                f"blocks, {alloc.num_free} free"
+            )
+        for i in shared:
+            table[i] = self._copy_block(table[i])
+        while len(table) <= last:
+            table.append(alloc.allocate())
+        self._write(table, li, start, k_arr, v_arr)
         seq.lens[li] = start + tokens
         if self._prefix is not None:
             self._register(self._prefix, seq, min(seq.lens) // bs)
 
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         """New C-contiguous float16 arrays `[H, seq_len, D]` of the layer's K and V."""
-        seq = self._seq(seq_id)
-        li = self._layer(layer)
+        seq, li = self._seq_layer(seq_id, layer)
         length = seq.lens[li]
-        shape = (self.n_kv_heads, length, self.d_head)
-        k_pool, v_pool = self._layers[li]
-        k_out = np.empty(shape, dtype=k_pool.dtype)  # float16, the pools' dtype
-        v_out = np.empty(shape, dtype=v_pool.dtype)
-        bs = self.block_size
-        for first, lo, off, width in segments(0, length, bs):
-            if lo or width % bs:  # part of one block (the last): one slice copy, every head
-                block = seq.table[first]
-                k_out[:, off : off + width] = k_pool[:, block, lo : lo + width]
-                v_out[:, off : off + width] = v_pool[:, block, lo : lo + width]
-            elif seq.run:  # whole blocks, ids b, b+1, ...: one slice of each pool, every head
-                run = slice(seq.table[first], seq.table[first] + width // bs)
-                k_out[:, off : off + width] = k_pool[:, run].reshape(shape[0], width, shape[2])
-                v_out[:, off : off + width] = v_pool[:, run].reshape(shape[0], width, shape[2])
-            else:  # whole blocks, anywhere
-                blocks = np.array(seq.table[first : first + width // bs])
-                whole = (self.n_kv_heads, width // bs, bs, self.d_head)
-                if width == length:
-                    # Whole blocks only: each output is contiguous, so one take per pool fills every head.
-                    take_slabs(k_pool, blocks, 1, k_out.reshape(whole))
-                    take_slabs(v_pool, blocks, 1, v_out.reshape(whole))
-                else:
-                    # A tail follows, so out[:, :width] is strided; each head's out[h, :width] is
-                    # contiguous. Hence the loop.
-                    for pool, out in ((k_pool, k_out), (v_pool, v_out)):
-                        heads = out[:, off : off + width].reshape(whole)
-                        for h in range(self.n_kv_heads):
-                            take_slabs(pool[h], blocks, 0, heads[h])  # one head's [B, D] slabs, in table order
-        return k_out, v_out
+        blocks = seq.table[: -(-length // self.block_size)]  # the blocks of positions 0 .. length-1
+        return self._gather_blocks(li, blocks, length)
 
     # -- inspection -------------------------------------------------------------------------
 
@@ -319,8 +251,8 @@ class PagedKVCache:
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
         """The number of positions `layer` of the sequence holds."""
-        seq = self._seq(seq_id)
-        return seq.lens[self._layer(layer)]
+        seq, li = self._seq_layer(seq_id, layer)
+        return seq.lens[li]
 
     def stats(self) -> dict[str, int]:
         """Block counts, free + used + cached == num_blocks: free (no holder, no key), used (a holder),
@@ -342,19 +274,21 @@ class PagedKVCache:
             raise ValueError("the cache is closed")
 
     def _seq(self, seq_id: object) -> _Seq:
-        if self._closed:  # _check_open, inline: every append, gather and seq_len comes here
-            raise ValueError("the cache is closed")
-        sid = seq_id if type(seq_id) is int else as_int(seq_id, "seq_id")  # skip a call on every append
+        self._check_open()
+        sid = as_int(seq_id, "seq_id")
         try:
             return self._seqs[sid]
         except KeyError:
             raise KeyError(f"sequence {sid} is not live") from None
 
     def _layer(self, layer: object) -> int:
-        li = layer if type(layer) is int else as_int(layer, "layer")
+        li = as_int(layer, "layer")
         if not 0 <= li < self.n_layers:
             raise ValueError(f"layer {li} is outside 0 .. {self.n_layers - 1}")
         return li
+    def _seq_layer(self, seq_id: object, layer: object) -> tuple[_Seq, int]:
+        """The live sequence and the layer index a call names: the id's errors first, then the layer's."""
+        return self._seq(seq_id), self._layer(layer)
 
     def _register(self, index: PrefixIndex, seq: _Seq, full: int) -> None:
         """Register the blocks this append made full (from len(seq.nodes), the full blocks before it, to
@@ -377,36 +311,31 @@ class PagedKVCache:
         self._alloc.unshare(block)
         return copy
 
-    def _write(self, seq: _Seq, layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:
-        """Copy k, v `[H, T, D]` to positions start .. start+T-1 of `layer` (rounding to float16), which
-        span more than one block (append writes a chunk within one block itself)."""
-        table = seq.table
+    def _write(self, table: list[int], layer: int, start: int, k: NDArray[Any], v: NDArray[Any]) -> None:
+        """Copy k, v `[H, T, D]` to positions start .. start+T-1 of `layer` (rounding to float16)."""
         k_pool, v_pool = self._layers[layer]
         bs = self.block_size
-        tokens = k.shape[1]
-        for first, lo, off, width in segments(start, tokens, bs):
-            if width == tokens:  # whole blocks only: copy from k, v without slicing them
-                k_src, v_src = k, v
-            else:
-                k_src, v_src = k[:, off : off + width], v[:, off : off + width]
-            if lo or width % bs:  # part of the first or the last block: one slice copy, every head
+        for first, lo, off, width in segments(start, k.shape[1], bs):
+            k_src, v_src = k[:, off : off + width], v[:, off : off + width]
+            if lo or width % bs:  # part of one block (the first or the last): one slice copy, every head
                 block = table[first]
                 k_pool[:, block, lo : lo + width] = k_src
                 v_pool[:, block, lo : lo + width] = v_src
             else:  # whole blocks
-                ids = table[first : first + width // bs]
-                shape = (self.n_kv_heads, len(ids), bs, self.d_head)
-                # Ids b, b+1, ... (a prefill into a fresh pool; the whole table, when it is one run):
-                # one slice of each pool, every head, cheaper than an index assignment of the same blocks.
-                if seq.run or consecutive(ids):
-                    run = slice(ids[0], ids[0] + len(ids))
-                    k_pool[:, run] = k_src.reshape(shape)
-                    v_pool[:, run] = v_src.reshape(shape)
-                else:
-                    blocks = np.array(ids)
-                    for pool, src in ((k_pool, k_src), (v_pool, v_src)):
-                        heads = src.reshape(shape)
-                        for h in range(self.n_kv_heads):
-                            # One head's [B, D] slabs, in table order: per head, each index picks
-                            # one contiguous slab, cheaper than every head in one assignment.
-                            pool[h][blocks] = heads[h]
+                blocks = table[first : first + width // bs]
+                self._write_blocks(k_pool, blocks, k_src)
+                self._write_blocks(v_pool, blocks, v_src)
+
+    def _write_blocks(self, pool: NDArray[np.float16], blocks: list[int], src: NDArray[Any]) -> None:
+        """Copy src `[H, len(blocks) * B, D]` into the `[B, D]` slabs of `blocks`, in order, of one layer's
+        pool `[H, N, B, D]`: one index assignment, every head at once."""
+        pool[:, blocks] = src.reshape(self.n_kv_heads, len(blocks), self.block_size, self.d_head)
+
+    def _gather_blocks(self, layer: int, blocks: list[int], length: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
+        """New C-contiguous arrays `[H, length, D]`: the first `length` positions of the slabs of `blocks`,
+        in order, of the layer's K and V pools (an index of the pools copies; so does making it contiguous)."""
+        k_pool, v_pool = self._layers[layer]
+        every = (self.n_kv_heads, len(blocks) * self.block_size, self.d_head)  # every slot of the blocks
+        k_out = k_pool[:, blocks].reshape(every)[:, :length]
+        v_out = v_pool[:, blocks].reshape(every)[:, :length]
+        return np.ascontiguousarray(k_out), np.ascontiguousarray(v_out)

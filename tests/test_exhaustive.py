@@ -135,24 +135,57 @@ def test_a_slot_computed_by_mask_fails_on_the_block_size_of_three() -> None:
     assert failure.what.startswith("gather(0, 0) k[head=0, pos=0, dim=0]="), failure.what
 
 
-class _KeepsTheRunFlag(paged.PagedKVCache):
-    """paged's cache whose `run` flag, once set, no append clears (a bug of the planted mutant s32's kind):
-    after copy on write of a block before the last, gather reads the shared original."""
+def _consecutive(table: list[int]) -> bool:
+    return all(block == table[0] + i for i, block in enumerate(table))
+
+
+class _RunFlags(paged.PagedKVCache):
+    """paged's cache with a flag per sequence kept as paged once kept one for gather (`run`, issue 19):
+    true while the table is one run of consecutive ids, computed when a table is made, cleared by a
+    copy on write, never recomputed (False for a table that is a run is safe). State a copy must carry."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._runs: dict[int, bool] = {}
+
+    def add_seq(self, seq_id: int, tokens: Any = ()) -> int:
+        served = super().add_seq(seq_id, tokens)
+        self._runs[seq_id] = _consecutive(self._seqs[seq_id].table)
+        return served
+
+    def fork(self, parent: int, child: int) -> None:
+        super().fork(parent, child)
+        self._runs[child] = self._runs[parent]
+
+    def free(self, seq_id: int) -> None:
+        super().free(seq_id)
+        del self._runs[seq_id]
 
     def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
         seq = self._seqs.get(seq_id) if type(seq_id) is int else None
-        run = seq is not None and seq.run
+        before = list(seq.table) if seq is not None else []
         super().append(seq_id, layer, k, v)
-        if seq is not None and run:
-            seq.run = True
+        if seq is not None:
+            copied = seq.table[: len(before)] != before
+            self._runs[seq_id] = self.keeps(seq_id) or (self._runs[seq_id] and not copied and _consecutive(seq.table))
+
+    def keeps(self, seq_id: int) -> bool:
+        return False
+
+
+class _KeepsTheRunFlag(_RunFlags):
+    """A `run` flag that, once set, no append clears (a bug of the planted mutant s32's kind)."""
+
+    def keeps(self, seq_id: int) -> bool:
+        return self._runs[seq_id]
 
 
 def _recomputes_the_run_flag(cache: Any) -> Any:
-    """An unfaithful copy: every field carried, but each sequence's `run` flag computed again from its table
-    (what paged/copying.py did): a stale flag in the original is a right one in the copy."""
+    """An unfaithful copy: every field carried, but each sequence's `run` flag computed again from its
+    table: a stale flag in the original is a right one in the copy."""
     twin = explorer.faithful_copy(cache)
-    for seq in getattr(twin, "_seqs", {}).values():
-        seq.run = paged.cache.consecutive(seq.table)
+    for sid, seq in getattr(twin, "_seqs", {}).items():
+        twin._runs[sid] = _consecutive(seq.table)
     return twin
 
 
@@ -166,7 +199,7 @@ def _stale_run_path(g: explorer.Geometry) -> tuple[Any, list[tuple[str, tuple[An
         getattr(model, method)(*args)
         getattr(cache, method)(*args)
         calls.append((method, args))
-    assert cache._seqs[1].run and not paged.cache.consecutive(cache._seqs[1].table)
+    assert cache._runs[1] and not _consecutive(cache._seqs[1].table)
     return cache, calls
 
 
@@ -175,16 +208,17 @@ def test_an_unfaithful_copy_fails_its_check_against_a_replay() -> None:
     module = SimpleNamespace(PagedKVCache=_KeepsTheRunFlag, OutOfBlocks=paged.OutOfBlocks, __name__="keeps_the_run_flag")
     cache, calls = _stale_run_path(BASE)
     port = explorer.ModulePort(module, copier=explorer.each_copy(_recomputes_the_run_flag)).bound(BASE)
-    with pytest.raises(UnfaithfulCopy, match=r"cache\._seqs\[1\]\.run=False, but should be True"):
+    with pytest.raises(UnfaithfulCopy, match=r"cache\._runs\[1\]=False, but should be True"):
         port.check(_recomputes_the_run_flag(cache), calls)
     port.check(explorer.faithful_copy(cache), calls)  # the faithful copy carries the stale flag as it is
-    # In a walk the check fails loudly: paged keeps `run` False after a copy on write even when the new
+    # In a walk the check fails loudly: _RunFlags keeps `run` False after a copy on write even when the new
     # table is one run (False is safe), which this copier makes True; checked on every copy, the walk
     # says so, and replays every state instead.
-    loud = explorer.ModulePort(paged, copier=explorer.each_copy(_recomputes_the_run_flag), check_every=1)
+    flags = SimpleNamespace(PagedKVCache=_RunFlags, OutOfBlocks=paged.OutOfBlocks, __name__="run_flags")
+    loud = explorer.ModulePort(flags, copier=explorer.each_copy(_recomputes_the_run_flag), check_every=1)
     result = explorer.explore(loud, explorer.GEOMETRIES[1], 5)
     assert result.failure is None and not loud.can_copy, result
-    assert "run=True, but should be False" in result.note and "on a fresh cache" in result.note, result.note
+    assert "=True, but should be False" in result.note and "on a fresh cache" in result.note, result.note
 
 
 @pytest.mark.oracle
@@ -311,13 +345,13 @@ def test_through_a_driver_the_same_failure_is_found(monkeypatch: pytest.MonkeyPa
     root = Path(__file__).resolve().parent.parent
     monkeypatch.setenv("PYTHONPATH", f"{EXAMPLES}:{root}")
     prefix = next(g for g in explorer.GEOMETRIES if g.prefix_caching)
-    ours = explorer.run(f"exec:{sys.executable} -m paged.driver", 3, [BASE, prefix])
+    ours = explorer.run(f"exec:{sys.executable} -m wire.driver", 3, [BASE, prefix])
     module = explorer.explore(explorer.ModulePort(paged), BASE, 3)
     assert [r.failure for r in ours] == [None, None] and (ours[0].states, ours[0].sequences) == (module.states, module.sequences)
-    (broken,) = explorer.run(f"exec:{sys.executable} -m paged.driver --impl broken_copy_one_layer", 5, [BASE])
+    (broken,) = explorer.run(f"exec:{sys.executable} -m wire.driver --impl broken_copy_one_layer", 5, [BASE])
     assert broken.failure is not None and broken.failure.calls == 4
     assert [a[0] for a in broken.failure.path] == ["add_seq", "append", "fork", "append"]
-    (stale,) = explorer.run(f"exec:{sys.executable} -m paged.driver --impl stale_freed_id", 4, [BASE])
+    (stale,) = explorer.run(f"exec:{sys.executable} -m wire.driver --impl stale_freed_id", 4, [BASE])
     assert stale.failure is not None and stale.failure.path == [("add_seq", 0), ("free", 0), ("add_seq", 0), ("append", 0, 0, 1)]
 
 

@@ -246,7 +246,7 @@ def main(argv: list[str] | None = None, default_impl: str = "paged") -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m paged.driver",
+        prog="python -m wire.driver",
         description="Serve a Python implementation of the cache over the wire protocol (docs/PROTOCOL.md) on stdin/stdout.",
     )
     parser.add_argument("--impl", default=default_impl, help=f"module exporting PagedKVCache and OutOfBlocks (default {default_impl})")
