@@ -30,7 +30,7 @@ from typing import Any, Iterable, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from paged.checks import as_chunk, as_int, as_sizes, as_tokens, zeroed_pools
+from paged.checks import as_chunk, as_int, as_sizes, as_tokens, layer_index, live, zeroed_pools
 
 
 _calls = 0
@@ -250,14 +250,7 @@ class Frontend:
 
     def _seq(self, seq_id: object) -> _Seq:
         self._check_open()
-        sid = as_int(seq_id, "seq_id")
-        try:
-            return self._seqs[sid]
-        except KeyError:
-            raise KeyError(f"sequence {sid} is not live") from None
+        return live(self._seqs, seq_id)
 
     def _layer(self, layer: object) -> int:
-        li = as_int(layer, "layer")
-        if not 0 <= li < self.n_layers:
-            raise ValueError(f"layer {li} is outside 0 .. {self.n_layers - 1}")
-        return li
+        return layer_index(layer, self.n_layers)

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .allocator import BlockAllocator
-from .checks import as_chunk, as_int, as_sizes, as_tokens, zeroed_pools
+from .checks import as_chunk, as_int, as_sizes, as_tokens, layer_index, live, zeroed_pools
 from .errors import OutOfBlocks
 from .prefix import Node, PrefixIndex
 
@@ -275,17 +275,11 @@ class PagedKVCache:
 
     def _seq(self, seq_id: object) -> _Seq:
         self._check_open()
-        sid = as_int(seq_id, "seq_id")
-        try:
-            return self._seqs[sid]
-        except KeyError:
-            raise KeyError(f"sequence {sid} is not live") from None
+        return live(self._seqs, seq_id)
 
     def _layer(self, layer: object) -> int:
-        li = as_int(layer, "layer")
-        if not 0 <= li < self.n_layers:
-            raise ValueError(f"layer {li} is outside 0 .. {self.n_layers - 1}")
-        return li
+        return layer_index(layer, self.n_layers)
+
     def _seq_layer(self, seq_id: object, layer: object) -> tuple[_Seq, int]:
         """The live sequence and the layer index a call names: the id's errors first, then the layer's."""
         return self._seq(seq_id), self._layer(layer)

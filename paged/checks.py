@@ -5,7 +5,7 @@ Each check either returns the normalised value or raises before the cache change
 
 import math
 import operator
-from typing import Any
+from typing import Any, Mapping, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +23,26 @@ def as_int(value: object, what: str) -> int:
 
 MAX_BLOCKS = 2**31 - 1  # block ids are the int32 of block_table (CONTRACT.md, Integer ranges)
 POOL_BYTES_LIMIT = 2**63  # a pool of this many bytes or more is never allocated: no 64-bit address space holds it
+
+
+T = TypeVar("T")
+
+
+def live(seqs: Mapping[int, T], seq_id: object) -> T:
+    """The live sequence `seq_id` names: TypeError for an id that is not an integer, KeyError for one not live."""
+    sid = as_int(seq_id, "seq_id")
+    try:
+        return seqs[sid]
+    except KeyError:
+        raise KeyError(f"sequence {sid} is not live") from None
+
+
+def layer_index(layer: object, n_layers: int) -> int:
+    """The layer index `layer` names: TypeError for one that is not an integer, ValueError outside 0 .. L-1."""
+    li = as_int(layer, "layer")
+    if not 0 <= li < n_layers:
+        raise ValueError(f"layer {li} is outside 0 .. {n_layers - 1}")
+    return li
 
 
 def as_sizes(sizes: tuple[object, ...], prefix_caching: object) -> tuple[int, int, int, int, int]:
