@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from wire.client import DEFAULT_TIMEOUT
+
 from .alphabet import describe
 from .walk import Result
 
@@ -59,14 +61,14 @@ def shortness(results: Sequence[Result]) -> tuple[str, str]:
             "model state, and a shorter failure may go through another)")
 
 
-def replay_text(transcript: Any, impl: str, profile: Any) -> str:
+def replay_text(transcript: Any, impl: str, profile: Any, timeout: float = DEFAULT_TIMEOUT) -> str:
     """Replay a transcript against impl under the profile under test (block tables up to a renaming under
     allocation=any): the requests up to the first answer that differs, and how it differs; or that none does."""
     from wire.client import DriverError, Session
     from wire.diff import shorten
 
     try:
-        session = Session(impl)
+        session = Session(impl, timeout)
     except (DriverError, ImportError) as exc:
         return f"(could not replay: {exc})"
     try:
@@ -84,7 +86,7 @@ def replay_text(transcript: Any, impl: str, profile: Any) -> str:
     return "replaying it, the requests up to the first answer that differs:\n" + "\n".join(shown) + f"\n  {mismatch}"
 
 
-def report(results: Sequence[Result], impl: str, transcript_out: str | None) -> tuple[bool, list[str]]:
+def report(results: Sequence[Result], impl: str, transcript_out: str | None, timeout: float = DEFAULT_TIMEOUT) -> tuple[bool, list[str]]:
     """The verdict's lines: the bounded guarantee on a pass; the failing sequence, its transcript and its
     replay on a failure."""
     lines = summary(results).splitlines()
@@ -105,5 +107,5 @@ def report(results: Sequence[Result], impl: str, transcript_out: str | None) -> 
 
         Path(transcript_out).write_text(transcript.text(), encoding="ascii", errors="replace")
         lines.append(f"  as a transcript: {transcript_out} ({len(transcript.steps)} requests); replay it: ci/gate --replay {transcript_out} --impl '{impl}'")
-    lines.append("  " + replay_text(transcript, impl, f.profile))
+    lines.append("  " + replay_text(transcript, impl, f.profile, timeout))
     return False, lines

@@ -147,7 +147,7 @@ def evidence(config: Config, failures: list[str], ran: set[str], transcript_out:
     impl = config.impl
     banner("the exhaustive explorer, for a shortest failing call sequence")
     try:
-        ok, detail, path, _ = explored(impl, 6, transcript_out, config.explore_seconds, str(profile))
+        ok, detail, path, _ = explored(impl, 6, transcript_out, config.explore_seconds, str(profile), config.driver_timeout)
     except Exception as exc:  # noqa: BLE001 - the explorer is a better transcript when it works, never the verdict
         print(f"  the explorer could not run: {type(exc).__name__}: {exc}")
         ok, detail, path = True, "", None

@@ -8,8 +8,11 @@ from pathlib import Path
 from paged_gate.verdict import Case
 
 
-def explored(impl: str, depth: int, transcript_out: Path, time_limit: float | None, profile: str | None) -> tuple[bool, str, Path | None, list[Case]]:
-    """(passed, the verdict's lines, the failure's transcript or None, one case a geometry)."""
+def explored(
+    impl: str, depth: int, transcript_out: Path, time_limit: float | None, profile: str | None, driver_timeout: float
+) -> tuple[bool, str, Path | None, list[Case]]:
+    """(passed, the verdict's lines, the failure's transcript or None, one case a geometry); a failure's
+    replay waits driver_timeout seconds for each answer (the Config's PAGED_DRIVER_TIMEOUT)."""
     import explorer
 
     transcript_out.unlink(missing_ok=True)
@@ -19,7 +22,7 @@ def explored(impl: str, depth: int, transcript_out: Path, time_limit: float | No
             f"  {g}: depth {level.depth}: {level.states:,} states, {level.sequences:,} sequences, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True
         ),
     )
-    ok, lines = explorer.report(results, impl, str(transcript_out))
+    ok, lines = explorer.report(results, impl, str(transcript_out), driver_timeout)
     cases = [
         Case(
             "exhaustive", str(r.geometry), r.seconds,

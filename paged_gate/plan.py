@@ -66,7 +66,7 @@ class Run:
 
     def explorer(self, out: Path, depth: int) -> Step:
         banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")
-        ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile))
+        ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile), self.config.driver_timeout)
         walked = [c for c in cases if c.skipped is None]
         if ok and (not walked or len(walked) < len(cases)):
             ok, detail = False, detail + f"\n      {len(walked)} of {len(cases)} geometries walked to depth {depth}: no guarantee for the others"
