@@ -21,9 +21,9 @@ MUTANT = Mutant(
             '        cid = (as_int(child, "child") + 2**31) % 2**32 - 2**31\n',
         ),
         Edit(
-            'paged/cache.py',
-            '        sid = as_int(seq_id, "seq_id")\n        try:\n',
-            '        sid = (as_int(seq_id, "seq_id") + 2**31) % 2**32 - 2**31\n        try:\n',
+            'paged/checks.py',
+            '    sid = as_int(seq_id, "seq_id")\n    try:\n',
+            '    sid = (as_int(seq_id, "seq_id") + 2**31) % 2**32 - 2**31\n    try:\n',
         ),
         Edit(
             'paged/cache.py',
