@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -16,9 +18,10 @@ from hypothesis import strategies as st
 import oracle.as_impl
 from oracle.profile import Profile
 from wire.client import DriverError, DriverProcess, ExecImpl, RefusedAhead, Replayer, replay_fresh
-from wire.codec import ProtocolError, call_fields, format_list, format_payload, parse_int, parse_list, parse_payload
+from oracle.renaming import BlockNames
+from wire.codec import ProtocolError, call_fields, format_list, format_payload, new_fields, parse_int, parse_list, parse_payload
 from wire.server import Dispatcher
-from wire.transcript import matches, parse, renumbered
+from wire.transcript import matches, parse, renumbered, table_difference
 
 pytestmark = pytest.mark.oracle  # tests of the suite's own machinery, like the oracle's
 
@@ -60,6 +63,102 @@ def test_the_server_answers_by_kind() -> None:
         ["err", "invalid_argument"], ["err", "invalid_argument"], ["err", "protocol"], ["err", "protocol"], ["err", "protocol"],
     ]
     assert d.handle("quit") == ("ok", True)
+
+
+class Windowed:
+    """A constructor that takes both options, and keeps what it was given (the server's reading of `new`)."""
+
+    def __init__(self, *sizes: int, prefix_caching: bool = False, sliding_window: int | None = None) -> None:
+        if sliding_window is not None and not 2 <= sliding_window <= 2**31 - 1:
+            raise ValueError(f"sliding_window must be 2 .. 2^31 - 1, got {sliding_window}")
+        self.made = (sizes, prefix_caching, sliding_window)
+
+
+WINDOWED = SimpleNamespace(PagedKVCache=Windowed, OutOfBlocks=RuntimeError)
+
+
+def greeted(module: Any) -> Dispatcher:
+    d = Dispatcher(module, "fake")
+    d.handle("hello 1")
+    return d
+
+
+def test_new_takes_its_options_in_any_order_each_once() -> None:
+    d = greeted(WINDOWED)
+    assert d.caps == ["prefix_caching", "sliding_window"], "both announced: the constructor takes both keywords"
+    for line, made in (
+        ("new 4 2 1 1 1 sliding_window=3", ((4, 2, 1, 1, 1), False, 3)),
+        ("new 4 2 1 1 1 prefix_caching sliding_window=2", ((4, 2, 1, 1, 1), True, 2)),
+        ("new 4 2 1 1 1 sliding_window=5 prefix_caching", ((4, 2, 1, 1, 1), True, 5)),
+        ("new 4 2 1 1 1 sliding_window=007", ((4, 2, 1, 1, 1), False, 7)),
+        ("new 4 2 1 1 1", ((4, 2, 1, 1, 1), False, None)),
+    ):
+        handle = len(d.caches)
+        assert d.handle(line)[0] == f"ok {handle}", line
+        assert d.caches[handle].made == made, line
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        "sliding_window", "sliding_window=", "sliding_window=x", "sliding_window=+3", "sliding_window=3.0", "sliding_window=0x3",
+        "sliding_window=3=4", "sliding_window= 3", f"sliding_window={2**63}", "Sliding_window=3", "window=3", "prefix_caching=1",
+        "sliding_window=3 sliding_window=3", "sliding_window=3 sliding_window=4", "prefix_caching prefix_caching",
+        "prefix_caching sliding_window=3 prefix_caching", "sliding_window=3 prefix_caching extra",
+    ],
+)
+def test_a_malformed_or_repeated_option_of_new_is_a_protocol_error(option: str) -> None:
+    d = greeted(WINDOWED)
+    answer = d.handle(f"new 4 2 1 1 1 {option}")[0]
+    assert answer.startswith("err protocol "), (option, answer)
+    assert d.caches == [] and d.handle("new 4 2 1 1 1")[0] == "ok 0", "no handle taken"
+
+
+def test_a_window_out_of_range_reaches_the_constructor() -> None:
+    """W that parses is the contract's to judge: the constructor's error crosses as its kind."""
+    d = greeted(WINDOWED)
+    for w in ("1", "0", "-5", "-0", str(2**31), str(2**63 - 1), str(-(2**63))):
+        assert d.handle(f"new 4 2 1 1 1 sliding_window={w}")[0].startswith("err invalid_argument "), w
+    assert d.caches == []
+
+
+def test_a_driver_without_the_capability_refuses_the_option() -> None:
+    class Plain:
+        def __init__(self, *sizes: int, prefix_caching: bool = False) -> None:
+            self.sizes = sizes
+
+    d = greeted(SimpleNamespace(PagedKVCache=Plain, OutOfBlocks=RuntimeError))
+    assert d.caps == ["prefix_caching"]
+    for line in ("new 4 2 1 1 1 sliding_window=3", "new 4 2 1 1 1 prefix_caching sliding_window=3", "new 4 2 1 1 1 sliding_window=1"):
+        answer = d.handle(line)[0]
+        assert answer.startswith("err protocol ") and "sliding_window" in answer, (line, answer)
+    assert d.handle("new 4 2 1 1 1 prefix_caching")[0] == "ok 0", "no handle taken by the refused ones"
+
+
+def test_new_fields_spell_the_options_a_client_sends() -> None:
+    assert new_fields((4, 2, 1, 1, 1)) == ["4", "2", "1", "1", "1"]
+    assert new_fields((4, 2, 1, 1, 1), True, 3) == ["4", "2", "1", "1", "1", "prefix_caching", "sliding_window=3"]
+    assert new_fields((4, 2, 1, 1, 1), sliding_window=np.int64(5))[-1] == "sliding_window=5"
+    for bad in (True, 3.0, "3"):
+        with pytest.raises(TypeError):
+            new_fields((4, 2, 1, 1, 1), sliding_window=bad)
+    d = greeted(WINDOWED)
+    assert d.handle(" ".join(["new", *new_fields((4, 2, 1, 1, 1), True, 9)]))[0] == "ok 0"
+    assert d.caches[0].made == ((4, 2, 1, 1, 1), True, 9), "the server reads what the client writes"
+
+
+def test_negative_block_ids_travel_in_lists_and_transcripts() -> None:
+    """A sliding window's released entries are -1 in block_table: the codec, a transcript and its replay carry them."""
+    assert format_list([-1, -1, 2]) == "-1,-1,2" and parse_list("-1,-1,2") == [-1, -1, 2]
+    t = parse("> block_table 0 0\n< ok -1,-1,2\n# released 0 0,1\n")
+    assert t.steps == [("block_table 0 0", "ok -1,-1,2")] and t.released == {0: [("0", [0, 1])]}
+    assert parse(t.text()).steps == t.steps
+    assert table_difference("ok -1,-1,2", "ok -1,-1,2", 3, None) is None
+    assert table_difference("ok -1,-1,2", "ok -1,-1,2", 3, BlockNames(3)) is None
+    assert table_difference("ok -1,0", "ok -1,2", 3, BlockNames(3)) is None, "renamed: 2 names the oracle's 0"
+    assert table_difference("ok -1,-1,2", "ok 0,-1,2", 3, None) is not None
+    assert "should be -1" in str(table_difference("ok -1,0", "ok 1,0", 3, BlockNames(3)))
+    assert "should be a block id of the pool" in str(table_difference("ok -2,0", "ok -2,0", 3, None)), "-1 only: -2 is no id"
 
 
 def test_transcripts_match_errors_by_kind_only() -> None:

@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from wire.client import MISSING_CAPABILITY
 from wire.transcript import read
 
 from paged_gate.config import Config
@@ -56,7 +57,7 @@ def pytest(config: Config, args: list[str], profile: str) -> int:
     return subprocess.call([sys.executable, "-m", "pytest", *where, *flags], cwd=root, env=env)
 
 
-CAPABILITY = "the implementation does not have the capability"  # the start of the plugin's skip reason for a capability
+CAPABILITY = MISSING_CAPABILITY  # the start of the skip reason of a test or vector that needs a capability
 
 
 @dataclass

@@ -14,7 +14,9 @@ from wire.client import DriverError, Session
 from wire.server import capabilities as module_capabilities
 from wire.server import profile_words
 
-PREFIX = "prefix_caching"  # the one optional part of the contract (CONTRACT.md, "Prefix caching (opt-in)")
+# The optional parts of the contract (CONTRACT.md's "(opt-in)" sections), by the capability word that
+# announces each (an option of `new`, wire.codec.NEW_OPTIONS), with the name a verdict gives it.
+OPTIONAL: dict[str, str] = {"prefix_caching": "prefix caching", "sliding_window": "sliding window"}
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paged_gate.target import PREFIX, Target
+from paged_gate.target import OPTIONAL, Target
 
 
 @dataclass
@@ -53,15 +53,18 @@ class Scope:
 def parts(target: Target) -> tuple[list[str], list[str]]:
     """(the parts of the contract a run checks, the parts it cannot: each with why)."""
     checked, untested = ["base contract"], []
-    if PREFIX in target.capabilities:
-        checked.append("prefix caching")
-    else:
-        untested.append("prefix caching (not announced)")
+    checked += [name for word, name in OPTIONAL.items() if word in target.capabilities]
+    untested += [f"{name} (not announced)" for name in unannounced(target)]
     if target.driver:
         untested.append("Python surface (a driver has none)")
     else:
         checked.append("Python surface")
     return checked, untested
+
+
+def unannounced(target: Target) -> list[str]:
+    """The optional parts of the contract the implementation does not announce: not tested."""
+    return [name for word, name in OPTIONAL.items() if word not in target.capabilities]
 
 
 def word(steps: list[Step], scope: Scope) -> str:
@@ -79,7 +82,8 @@ def certified(target: Target, steps: list[Step], scope: Scope) -> str:
     if verdict == "FAIL":
         return verdict
     if scope.only:
-        note = "" if PREFIX in target.capabilities else " (prefix caching not announced, not tested)"
+        missing = unannounced(target)
+        note = f" ({', '.join(missing)} not announced, not tested)" if missing else ""
         return f"PASS, {scope.only} only{note}"
     checked, untested = parts(target)
     what = ", ".join(checked) if len(checked) > 1 else "base contract only"

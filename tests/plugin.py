@@ -39,6 +39,7 @@ import xfails
 from oracle.profile import ProfileError
 from oracle.profile import parse as parse_profile
 from paged_gate.config import Config
+from wire.client import missing_capability
 
 PYTHON_SURFACE = (
     "Python surface, no meaning for a driver (CONTRACT.md 'What a conforming port is checked on': "
@@ -243,7 +244,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     for mark in item.iter_markers("needs"):
         missing = set(mark.args) - harness.capabilities()
         if missing:
-            pytest.skip(f"the implementation does not have the capability {', '.join(sorted(missing))}")
+            pytest.skip(missing_capability(missing))
     harness.begin_example()
 
 

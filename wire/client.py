@@ -31,13 +31,21 @@ from numpy.typing import NDArray
 from oracle.profile import Profile
 
 from .ahead import Ahead
-from .codec import VERSION, ProtocolError, call_fields, parse_int, parse_list, parse_payload, parse_stats, wire_int
+from .codec import VERSION, ProtocolError, call_fields, new_fields, parse_int, parse_list, parse_payload, parse_stats
 from .diff import shorten
 from .transcript import Mismatch, Transcript, handles_made, matches, renumbered, replay, written_for_another
 
 # Seconds a driver has for each answer, unless the caller passes its own: the edge that builds the run's
 # settings (paged_gate.config, PAGED_DRIVER_TIMEOUT) passes them down; wire itself reads no environment.
 DEFAULT_TIMEOUT = 20.0
+
+
+MISSING_CAPABILITY = "the implementation does not have the capability"  # how a skip for one starts (tests, vectors)
+
+
+def missing_capability(missing: Iterable[str]) -> str:
+    """The reason a test or a transcript is skipped: it needs capabilities the implementation does not announce."""
+    return f"{MISSING_CAPABILITY} {', '.join(sorted(missing))}"
 
 
 class DriverError(Exception):
@@ -304,14 +312,13 @@ class RemoteKVCache:
     impl: ExecImpl
 
     def __init__(
-        self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
+        self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *,
+        prefix_caching: bool = False, sliding_window: int | None = None,
     ) -> None:
-        names = ("num_blocks", "block_size", "n_layers", "n_kv_heads", "d_head")
-        sizes = [wire_int(s, n) for s, n in zip((num_blocks, block_size, n_layers, n_kv_heads, d_head), names)]
-        self.n_kv_heads, self.d_head = sizes[3], sizes[4]
+        fields = new_fields((num_blocks, block_size, n_layers, n_kv_heads, d_head), prefix_caching, sliding_window)
+        self.n_kv_heads, self.d_head = int(fields[3]), int(fields[4])
         self._driver = self.impl.driver()
-        option = " prefix_caching" if prefix_caching else ""
-        (handle,) = self._driver.call("new " + " ".join(map(str, sizes)) + option, self.impl)
+        (handle,) = self._driver.call("new " + " ".join(fields), self.impl)
         self._handle = parse_int(handle, "handle")
         self._handle_field = str(self._handle)
         self._finalizer = weakref.finalize(self, self._driver.pending_closes.append, self._handle)
@@ -480,7 +487,7 @@ class Session:
         profile values it was not written for)."""
         missing = set(transcript.requires) - self.capabilities
         if missing:
-            return None, f"needs the capability {', '.join(sorted(missing))}"
+            return None, missing_capability(missing)
         other = written_for_another(transcript, profile)
         if other:
             return None, other

@@ -91,6 +91,43 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
+# `new`'s options after the five sizes (docs/PROTOCOL.md): each a keyword of the constructor, and the
+# capability word a driver announces when it takes it. `prefix_caching` is a bare word, `sliding_window=W`
+# carries its value.
+NEW_OPTIONS = ("prefix_caching", "sliding_window")
+NEW_FORM = "new N B L H D [prefix_caching] [sliding_window=W]"
+
+
+def parse_new_options(words: Sequence[str]) -> dict[str, Any]:
+    """The constructor's keyword arguments that `new`'s option words spell (in any order, each at most once);
+    ProtocolError for an unknown word, one given twice, or a W that is not a decimal integer. A W that
+    parses reaches the constructor as it is (its range is the contract's to check)."""
+    kwargs: dict[str, Any] = {}
+    for word in words:
+        name, eq, value = word.partition("=")
+        if name in kwargs:
+            raise ProtocolError(f"{name} is given twice ({NEW_FORM})")
+        if word == "prefix_caching":
+            kwargs[name] = True
+        elif name == "sliding_window" and eq:
+            kwargs[name] = parse_int(value, "sliding_window")
+        else:
+            raise ProtocolError(f"unknown option {shorten(word, 40)!r} ({NEW_FORM})")
+    return kwargs
+
+
+def new_fields(sizes: Iterable[object], prefix_caching: bool = False, sliding_window: object = None) -> list[str]:
+    """The fields of the request `new` for `PagedKVCache(*sizes, prefix_caching=..., sliding_window=...)`: an
+    option only when it is not its default. TypeError for a value with no wire form (as `wire_int`)."""
+    names = ("num_blocks", "block_size", "n_layers", "n_kv_heads", "d_head")
+    fields = [str(wire_int(s, names[i] if i < len(names) else "size")) for i, s in enumerate(sizes)]
+    if prefix_caching:
+        fields.append("prefix_caching")
+    if sliding_window is not None:
+        fields.append(f"sliding_window={wire_int(sliding_window, 'sliding_window')}")
+    return fields
+
+
 def format_stats(stats: dict[str, int]) -> str:
     return " ".join(f"{key}={int(stats[key])}" for key in ("free", "used", "cached", "evictions"))
 

@@ -17,7 +17,7 @@ from typing import Any
 from oracle.as_impl import under
 from oracle.profile import Profile
 
-from .codec import call_fields, wire_int
+from .codec import call_fields, new_fields
 from .server import Dispatcher
 from .transcript import OWN_HANDSHAKE, Transcript
 
@@ -106,14 +106,15 @@ def ended(reference: Dispatcher) -> dict[int, list[int]]:
 
 def recording_class(inner: Any, recorder: Recorder) -> type:
     class Recorded:
-        def __init__(self, *sizes: Any, prefix_caching: bool = False) -> None:
+        def __init__(self, *sizes: Any, prefix_caching: bool = False, sliding_window: Any = None) -> None:
             self._key = next(recorder.keys)
             try:
-                fields = [str(wire_int(s, "size")) for s in sizes] + (["prefix_caching"] if prefix_caching else [])
-                recorder.calls.append((self._key, "new", fields))
+                recorder.calls.append((self._key, "new", new_fields(sizes, prefix_caching, sliding_window)))
             except TypeError:
                 recorder.calls.append(f"a Python call with no wire form (not sent): PagedKVCache{sizes!r}")
-            kwargs = {"prefix_caching": True} if prefix_caching else {}
+            kwargs: dict[str, Any] = {"prefix_caching": True} if prefix_caching else {}
+            if sliding_window is not None:
+                kwargs["sliding_window"] = sliding_window
             self._inner = inner(*sizes, **kwargs)
 
         def __enter__(self) -> Any:

@@ -17,6 +17,8 @@ from typing import Any, BinaryIO, Callable
 import numpy as np
 
 from .codec import (
+    NEW_FORM,
+    NEW_OPTIONS,
     VERSION,
     ProtocolError,
     format_list,
@@ -24,18 +26,20 @@ from .codec import (
     format_stats,
     parse_int,
     parse_list,
+    parse_new_options,
     parse_payload,
     parse_shape,
 )
 
 
 def capabilities(module: ModuleType) -> list[str]:
-    """What the implementation offers beyond the base contract: `prefix_caching` when its constructor takes it."""
+    """What the implementation offers beyond the base contract: each option of `new` (`prefix_caching`,
+    `sliding_window`) that its constructor takes as a keyword."""
     try:
         params = inspect.signature(module.PagedKVCache).parameters
     except (TypeError, ValueError):
         return []
-    return ["prefix_caching"] if "prefix_caching" in params else []
+    return [option for option in NEW_OPTIONS if option in params]
 
 
 def profile_words(module: ModuleType) -> list[str]:
@@ -114,13 +118,13 @@ class Dispatcher:
         return " ".join(["ok", str(VERSION), self.name, *self.caps, *self.profile])
 
     def new(self, args: list[str]) -> str:
-        options = args[5:]
-        if len(args) < 5 or any(o != "prefix_caching" for o in options) or len(options) > 1:
-            raise ProtocolError("new N B L H D [prefix_caching]")
-        if options and "prefix_caching" not in self.caps:
-            raise ProtocolError("this driver does not announce prefix_caching")
+        if len(args) < 5:
+            raise ProtocolError(f"expected '{NEW_FORM}'")
+        kwargs = parse_new_options(args[5:])
+        missing = [option for option in kwargs if option not in self.caps]
+        if missing:
+            raise ProtocolError(f"this driver does not announce {missing[0]}")
         sizes = [parse_int(a, "size") for a in args[:5]]
-        kwargs = {"prefix_caching": True} if options else {}
         self.caches.append(self.module.PagedKVCache(*sizes, **kwargs))
         return f"ok {len(self.caches) - 1}"
 

@@ -21,4 +21,8 @@ FLAGS: dict[str, str] = {
     "random": "a seeded random session of add, fork, append and free, checked after every call",
     "protocol": "a rule of docs/PROTOCOL.md itself (the handshake, quit, how fields are spelled): the answer each such request gets, and that it changes nothing",
     "prefix-caching": "CONTRACT.md's prefix caching (opt-in): hits, keys, release and eviction order, stats; needs the capability",
+    "sliding-window": "CONTRACT.md's sliding window (opt-in): gather returns the window, blocks out of every layer's window released (-1 in the table), with prefix caching too; needs the capability",
 }
+
+# The flags of an optional part of the contract, with the capability a vector of it requires (`# requires:`).
+NEEDS: dict[str, str] = {"prefix-caching": "prefix_caching", "sliding-window": "sliding_window"}

@@ -76,6 +76,8 @@ MALFORMED = (
     "new 4 2 1 1 1 prefix_caching extra",  # an unknown 7th field
     "new 4 2 1 1 1 extra",  # an unknown 6th field
     "new 4 2 1 1 1 prefix_caching prefix_caching",
+    "new 4 2 1 1 1 sliding_window=x",  # W not a decimal integer: malformed whether or not the driver has the window
+    "new 4 2 1 1 1 sliding_window=3 sliding_window=3",  # an option given twice
     "new 4 2 1 1",
     "new +4 2 1 1 1",
     "new 4 2 1 1 9223372036854775808",  # past i64

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from oracle import as_impl
 from oracle.profile import Profile
 from paged_gate.chunks import Array, make_chunk
-from paged_gate.vectors.flags import FLAGS
+from paged_gate.vectors.flags import FLAGS, NEEDS
 from wire.record import Recorder
 from wire.transcript import Transcript
 
@@ -29,15 +29,16 @@ class Script:
         for flag in flags.split():
             assert flag in FLAGS, f"{vid}: flag {flag!r} is not explained in FLAGS"
         self.meta = {"id": vid, "comment": comment, "flags": flags}
-        if "prefix-caching" in flags.split():
-            self.meta["requires"] = "prefix_caching"
+        needs = [NEEDS[flag] for flag in flags.split() if flag in NEEDS]
+        if needs:
+            self.meta["requires"] = " ".join(needs)
         self.recorder = Recorder()
         self.impl = self.recorder.wrap(as_impl)
         self.layers: dict[int, int] = {}  # id of a cache -> its number of layers
 
-    def new(self, *sizes: int, prefix_caching: bool = False) -> Any:
-        """A cache of the five sizes (recorded), remembered for observe()."""
-        cache = self.impl.PagedKVCache(*sizes, prefix_caching=prefix_caching)
+    def new(self, *sizes: int, prefix_caching: bool = False, sliding_window: int | None = None) -> Any:
+        """A cache of the five sizes and options (recorded), remembered for observe()."""
+        cache = self.impl.PagedKVCache(*sizes, prefix_caching=prefix_caching, sliding_window=sliding_window)
         self.layers[id(cache)] = sizes[2]
         return cache
 
