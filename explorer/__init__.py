@@ -24,6 +24,7 @@ It is no part of the protocol: it drives one (`wire`), and the oracle.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Iterable, Sequence
 
 from .alphabet import BAD_CHUNKS, GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
@@ -37,7 +38,7 @@ __all__ = [
     "BAD_CHUNKS", "GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
     "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "concrete", "describe",
     "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
-    "port_for", "renaming", "replay_text", "report", "run", "snapshots", "summary", "value",
+    "port_for", "renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "windowed",
 ]
 
 
@@ -70,15 +71,21 @@ def run(
     progress: Callable[[Geometry, Level], None] | None = None,
     tree_depth: int | None = None,
 ) -> list[Result]:
-    """Explore every geometry (those needing prefix caching only if the port has it), within time_limit
-    seconds per geometry; stop at the first failure."""
+    """Explore every geometry (those needing prefix caching or a window only if the port announces it),
+    within time_limit seconds per geometry; stop at the first failure."""
     port = port_for(spec)
     try:
         caps = port.capabilities if not isinstance(port, ModulePort) else _module_caps(port.module)
-        chosen = [g for g in geometries if not g.prefix_caching or "prefix_caching" in caps]
+        chosen = [g for g in geometries if g.needs <= caps]
         return interleave(port, chosen, depth, tree_depth, parse_profile(profile), check_tables, time_limit, progress)
     finally:
         port.stop()
+
+
+def windowed(geometries: Iterable[Geometry], window: int) -> list[Geometry]:
+    """The geometries with a sliding window of `window` positions (CONTRACT.md "Sliding window (opt-in)"):
+    the same pools and calls, made on caches that release what no layer's window reaches."""
+    return [dataclasses.replace(g, sliding_window=window) for g in geometries]
 
 
 def _module_caps(module: Any) -> frozenset[str]:
@@ -103,8 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--transcript-out", default=None, help="where a failure's transcript is written")
     parser.add_argument("--json", default=None, help="write the results as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no line per depth")
+    parser.add_argument("--sliding-window", type=int, default=None, metavar="W",
+                        help="make the oracle and the implementation with sliding_window=W on every geometry (the calls tried are the same)")
     args = parser.parse_args(argv)
     geometries = [GEOMETRIES[i] for i in args.geometry] if args.geometry else list(GEOMETRIES)
+    if args.sliding_window is not None:
+        geometries = windowed(geometries, args.sliding_window)
 
     def progress(g: Geometry, level: Level) -> None:
         if not args.quiet:

@@ -29,20 +29,36 @@ class Geometry:
     max_prompt: int = -1  # prefix caching: prompts of length 0 .. max_prompt (default B + 1)
     max_depth: int = 0  # walked to depth min(K, max_depth) when set (the state count grows fastest here)
     tree_depth: int = 4  # every sequence of up to min(K, this) accepted calls is walked, with no merging
+    sliding_window: int | None = None  # W: the oracle and the port both made with the window (`--sliding-window`)
 
     @property
     def sizes(self) -> tuple[int, int, int, int, int]:
         return (self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head)
 
     @property
+    def options(self) -> dict[str, Any]:
+        """The constructor's keyword options for this geometry (none by default)."""
+        out: dict[str, Any] = {"prefix_caching": True} if self.prefix_caching else {}
+        if self.sliding_window is not None:
+            out["sliding_window"] = self.sliding_window
+        return out
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """The capabilities a port must announce to be walked on this geometry (its options' words)."""
+        return frozenset(self.options)
+
+    @property
     def name(self) -> str:
-        """A short id, `N3-B2-L2-H1-D1` (`-prefix` with prefix caching): test ids and xfail lists use it."""
+        """A short id, `N3-B2-L2-H1-D1` (`-prefix` with prefix caching, `-W3` with a window of 3): test ids and xfail lists use it."""
         n, b, l, h, d = self.sizes
-        return f"N{n}-B{b}-L{l}-H{h}-D{d}" + ("-prefix" if self.prefix_caching else "")
+        window = f"-W{self.sliding_window}" if self.sliding_window is not None else ""
+        return f"N{n}-B{b}-L{l}-H{h}-D{d}" + ("-prefix" if self.prefix_caching else "") + window
 
     def __str__(self) -> str:
         n, b, l, h, d = self.sizes
-        return f"N={n} B={b} L={l} H={h} D={d}" + (" prefix_caching" if self.prefix_caching else "") + f" ids {','.join(map(str, self.seq_ids))}"
+        options = "".join(f" {k}" if v is True else f" {k}={v}" for k, v in self.options.items())
+        return f"N={n} B={b} L={l} H={h} D={d}{options} ids {','.join(map(str, self.seq_ids))}"
 
     def depth(self, k: int) -> int:
         """How deep a walk asked for depth k goes (every model state within it, through one path each)."""

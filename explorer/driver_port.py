@@ -10,7 +10,7 @@ import numpy as np
 from oracle.model import ModelKVCache
 from oracle.state import gather_bits
 from wire.ahead import Batch
-from wire.codec import call_fields, format_stats, parse_list
+from wire.codec import call_fields, format_stats, new_fields, parse_list
 
 from .alphabet import GEOMETRIES, Geometry
 
@@ -67,7 +67,7 @@ class DriverPort:
     def new_line(self, g: Geometry) -> tuple[str, int]:
         handle: int = self.shared["handles"]
         self.shared["handles"] = handle + 1
-        return "new " + " ".join(map(str, g.sizes)) + (" prefix_caching" if g.prefix_caching else ""), handle
+        return "new " + " ".join(new_fields(g.sizes, **g.options)), handle
 
     def new(self, g: Geometry) -> int:
         line, handle = self.new_line(g)

@@ -23,7 +23,7 @@ CLOSED: Sequence[int] = ("closed",)  # type: ignore[assignment]  # observe a clo
 
 def new_model(g: Geometry, profile: Profile) -> ModelKVCache:
     """The oracle for geometry g under `profile`, empty: the one place the explorer makes one."""
-    return ModelKVCache(*g.sizes, profile=profile, **({"prefix_caching": True} if g.prefix_caching else {}))
+    return ModelKVCache(*g.sizes, profile=profile, **g.options)
 
 
 def parse_profile(text: str | Profile | None) -> Profile:

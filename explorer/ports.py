@@ -93,7 +93,7 @@ class ModulePort:
         return view
 
     def new(self, g: Geometry) -> Any:
-        return self.module.PagedKVCache(*g.sizes, **({"prefix_caching": True} if g.prefix_caching else {}))
+        return self.module.PagedKVCache(*g.sizes, **g.options)
 
     def replay(self, path: Sequence[Call]) -> Any:
         """A fresh cache with the calls of `path` made on it."""

@@ -71,8 +71,7 @@ class Failure:
         profile = self.profile if self.profile is not None else parse_profile("")
         reference = under(profile)
         wrapped = recorder.wrap(reference)
-        kwargs = {"prefix_caching": True} if g.prefix_caching else {}
-        cache = wrapped.PagedKVCache(*g.sizes, **kwargs)
+        cache = wrapped.PagedKVCache(*g.sizes, **g.options)
         model = new_model(g, profile)
         for action in self.path:
             method, args = concrete(action, model, g)
@@ -90,8 +89,8 @@ class Failure:
         meta = {"id": "exhaustive-failure", "comment": f"{kind} ({self.calls} calls on {g}): {self.what}"[:300], "flags": "exhaustive"}
         if impl:
             meta["impl"] = impl
-        if g.prefix_caching:
-            meta["requires"] = "prefix_caching"
+        if g.needs:
+            meta["requires"] = " ".join(sorted(g.needs))
         if str(profile):
             meta["profile"] = str(profile)
         return recorder.transcript(meta, reference)
