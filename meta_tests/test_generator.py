@@ -16,7 +16,7 @@ import pytest
 from paged_gate.chunks import seed_token
 from paged_gate.vectors import cli
 from paged_gate.vectors.corpus import FAMILIES, assemble, header, vector_files
-from paged_gate.vectors.flags import FLAGS
+from paged_gate.vectors.flags import FLAGS, NEEDS
 from paged_gate.vectors.script import Script
 
 # family module name -> each of its vectors' files (name -> text), written once for the module
@@ -99,6 +99,25 @@ def test_a_script_records_the_oracles_answers() -> None:
         ("free 0 9", "err unknown_sequence 9"),
     ]
     assert s.transcript().meta == {"id": "example", "comment": "hand-checked", "flags": "seed-example"}
+
+
+def test_a_vector_requires_the_capabilities_its_flags_name(files: dict[str, str]) -> None:
+    """The flag of an optional part (NEEDS) puts its capability in `# requires:`, and no other flag does: a
+    port without it skips the vector with that reason, one with it replays it."""
+    for name, text in files.items():
+        if name == "NOTES.md":
+            continue
+        flags = header(text)["flags"].split()
+        requires = next((line[len("# requires: "):].split() for line in text.splitlines() if line.startswith("# requires: ")), [])
+        assert requires == sorted(NEEDS[f] for f in flags if f in NEEDS), name
+        assert name.startswith("window-") == ("sliding-window" in flags), name
+    s = Script("w", "a window", "sliding-window prefix-caching")
+    s.new(4, 2, 1, 1, 1, prefix_caching=True, sliding_window=3)
+    s.new(4, 2, 1, 1, 1, sliding_window=2)
+    transcript = s.transcript()
+    assert transcript.requires == ["prefix_caching", "sliding_window"]
+    assert [r for r, _ in transcript.steps] == ["new 4 2 1 1 1 prefix_caching sliding_window=3", "new 4 2 1 1 1 sliding_window=2"]
+    assert [w for _, w in transcript.steps] == ["ok 0", "ok 1"]
 
 
 def test_a_script_refuses_what_it_cannot_write() -> None:

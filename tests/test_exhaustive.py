@@ -35,8 +35,11 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "ci" / "examples"
 BASE = explorer.GEOMETRIES[0]
 
 
+WINDOWED = explorer.windowed(explorer.GEOMETRIES, 2)  # `--sliding-window 2`: a block goes once a position is past it
+
+
 @pytest.mark.parametrize(
-    "g", [pytest.param(g, id=g.name, marks=[pytest.mark.needs("prefix_caching")] if g.prefix_caching else []) for g in explorer.GEOMETRIES]
+    "g", [pytest.param(g, id=g.name, marks=[pytest.mark.needs(*sorted(g.needs))] if g.needs else []) for g in (*explorer.GEOMETRIES, *WINDOWED)]
 )
 def test_every_short_sequence_agrees(g: explorer.Geometry) -> None:
     (result,) = explorer.run(harness.impl_name(), 3, [g], profile=str(harness.profile()))
@@ -50,6 +53,27 @@ def test_geometry_names_are_test_ids() -> None:
     assert names[0] == "N3-B2-L2-H1-D1" and "N2-B1-L1-H1-D1-prefix" in names
     assert len(set(names)) == len(names)
     assert any(g.block_size & (g.block_size - 1) for g in explorer.GEOMETRIES)  # a block size that is not a power of two
+
+
+@pytest.mark.oracle
+def test_a_window_the_port_ignores_is_found() -> None:
+    """With --sliding-window, the oracle and the port are both made with the window: a cache that takes the
+    keyword and ignores it (every block kept, gather of every position) fails within 2 calls (an append of
+    B + 1 positions, then its gather); the windowed names and transcript say the window."""
+
+    class Ignoring(paged.PagedKVCache):
+        def __init__(self, *sizes: Any, prefix_caching: bool = False, sliding_window: Any = None) -> None:
+            super().__init__(*sizes, prefix_caching=prefix_caching)
+
+    module = SimpleNamespace(PagedKVCache=Ignoring, OutOfBlocks=paged.OutOfBlocks, __name__="ignoring")
+    (g,) = explorer.windowed([BASE], 2)
+    assert (g.name, g.needs, g.options) == ("N3-B2-L2-H1-D1-W2", frozenset({"sliding_window"}), {"sliding_window": 2})
+    result = explorer.explore(explorer.ModulePort(module), g, 3)
+    assert result.failure is not None and result.failure.calls == 2 and result.failure.shortest, result
+    assert "sliding_window=2" in str(result.failure)
+    transcript = parse(result.failure.transcript().text())
+    assert transcript.steps[0][0] == "new 3 2 2 1 1 sliding_window=2" and transcript.requires == ["sliding_window"]
+    assert explorer.explore(explorer.ModulePort(module), BASE, 3).failure is None, "without the window it is paged"
 
 
 def example(name: str) -> Any:

@@ -9,7 +9,7 @@ One idea a module:
   example and the pitfalls s01..s13), `errors` (the error table, precedence, a pool too large),
   `protocol` (the wire's own rules: the handshake, quit, malformed requests), `allocation`
   (lowest free, copy on write, a pool of one block), `ranges` (the integer widths),
-  `random_sessions`, `prefix` (prefix caching);
+  `random_sessions`, `prefix` (prefix caching), `window` (the sliding window, with prefix caching too);
 - `corpus`: every family's vectors as files (one per profile value the answers depend on) and
   NOTES.md;
 - `cli`: writing the corpus into a folder, or checking that the folder holds it.

@@ -29,7 +29,7 @@ class Script:
         for flag in flags.split():
             assert flag in FLAGS, f"{vid}: flag {flag!r} is not explained in FLAGS"
         self.meta = {"id": vid, "comment": comment, "flags": flags}
-        needs = [NEEDS[flag] for flag in flags.split() if flag in NEEDS]
+        needs = sorted({NEEDS[flag] for flag in flags.split() if flag in NEEDS})
         if needs:
             self.meta["requires"] = " ".join(needs)
         self.recorder = Recorder()
