@@ -95,7 +95,8 @@ def _module_caps(module: Any) -> frozenset[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m explorer [--impl SPEC] [--depth K] ...`: exit 0 when the walk agrees, 1 on a failure."""
+    """`python -m explorer [--impl SPEC] [--depth K] ...`: exit 0 when the walk agrees, 1 on a failure, 2 when
+    no geometry could be walked (each needs a capability the port does not announce)."""
     import argparse
     import json
     import sys
@@ -122,6 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {g}: depth {level.depth}: {level.states:,} states, {level.sequences:,} sequences, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True)
 
     results = run(args.impl, args.depth, geometries, profile=args.profile, time_limit=args.time_limit, progress=progress, tree_depth=args.tree_depth)
+    if not results:
+        needs = sorted(set().union(*(g.needs for g in geometries)))
+        print(f"nothing walked: each geometry chosen needs a capability {args.impl} does not announce (they need {', '.join(needs)})")
+        return 2
     ok, lines = report(results, args.impl, args.transcript_out)
     print("\n".join(lines))
     if args.json:

@@ -76,6 +76,21 @@ def test_a_window_the_port_ignores_is_found() -> None:
     assert explorer.explore(explorer.ModulePort(module), BASE, 3).failure is None, "without the window it is paged"
 
 
+@pytest.mark.oracle
+def test_a_window_the_port_does_not_announce_walks_nothing_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """--sliding-window on a port without the keyword: no geometry can be walked, so no pass (exit 2, the reason)."""
+    (tmp_path / "no_window.py").write_text(
+        "from paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n"
+        "    def __init__(self, n, b, l, h, d, *, prefix_caching=False):\n"
+        "        super().__init__(n, b, l, h, d, prefix_caching=prefix_caching)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert explorer.main(["--impl", "no_window", "--sliding-window", "2", "--depth", "2", "--quiet"]) == 2
+    assert "nothing walked" in capsys.readouterr().out
+    assert explorer.main(["--impl", "no_window", "--depth", "2", "--quiet", "--geometry", "1"]) == 0
+
+
 def example(name: str) -> Any:
     sys.path.insert(0, str(EXAMPLES))
     try:
