@@ -161,6 +161,39 @@ def test_negative_block_ids_travel_in_lists_and_transcripts() -> None:
     assert "should be a block id of the pool" in str(table_difference("ok -2,0", "ok -2,0", 3, None)), "-1 only: -2 is no id"
 
 
+def test_the_client_sends_the_window_and_reads_released_entries(tmp_path: Path) -> None:
+    """RemoteKVCache(..., sliding_window=W) through the Python driver: the table's -1 entries come back as
+    int32 -1, gather the window; a W out of range is the contract's ValueError; a driver whose implementation
+    does not take the keyword answers err protocol, a DriverError."""
+    impl = ExecImpl(f"exec:{sys.executable} -m wire.driver")
+    try:
+        assert "sliding_window" in impl.capabilities
+        c = impl.PagedKVCache(4, 2, 1, 1, 1, sliding_window=3)
+        c.add_seq(0)
+        k = np.arange(1, 6, dtype=np.float16).reshape(1, 5, 1)
+        c.append(0, 0, k, -k)
+        table = c.block_table(0)
+        assert table.dtype == np.int32 and table.tolist() == [-1, 1, 2]
+        assert c.seq_len(0) == 5 and c.gather(0, 0)[0].ravel().tolist() == [4.0, 5.0]
+        with pytest.raises(ValueError):
+            impl.PagedKVCache(4, 2, 1, 1, 1, sliding_window=1)
+    finally:
+        impl.stop()
+    (tmp_path / "no_window.py").write_text(
+        "from paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n"
+        "    def __init__(self, n, b, l, h, d, *, prefix_caching=False):\n"
+        "        super().__init__(n, b, l, h, d, prefix_caching=prefix_caching)\n"
+    )
+    plain = ExecImpl(f"exec:env PYTHONPATH={tmp_path} {sys.executable} -m wire.driver --impl no_window")
+    try:
+        assert plain.capabilities == frozenset({"prefix_caching"})
+        with pytest.raises(DriverError, match="err protocol this driver does not announce sliding_window"):
+            plain.PagedKVCache(4, 2, 1, 1, 1, sliding_window=3)
+        assert plain.PagedKVCache(4, 2, 1, 1, 1).stats()["free"] == 4, "the session goes on"
+    finally:
+        plain.stop()
+
+
 def test_transcripts_match_errors_by_kind_only() -> None:
     assert matches("err invalid_argument layer 5", "err invalid_argument whatever") and not matches("err invalid_argument x", "err unknown_sequence x")
     assert matches("ok 1,2", "ok 1,2") and not matches("ok 1,2", "ok 1,3")
