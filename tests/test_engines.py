@@ -29,7 +29,7 @@ from oracle.renaming import BlockNames
 ENGINES = Path(__file__).resolve().parent.parent / "engines"
 
 
-ADAPTERS = ("vllm_v1", "nano_vllm")
+ADAPTERS = ("vllm_v1", "vllm_window", "nano_vllm")
 
 
 def wanted() -> set[str]:
@@ -45,7 +45,7 @@ def wanted() -> set[str]:
 
 
 if not wanted():  # one skip for the module, not one per test, when another implementation is gated
-    pytest.skip("the engine adapters' tests: run with --impl=vllm_v1 or nano_vllm, or PAGED_ENGINES=1", allow_module_level=True)
+    pytest.skip("the engine adapters' tests: run with --impl=vllm_v1, vllm_window or nano_vllm, or PAGED_ENGINES=1", allow_module_level=True)
 
 
 def adapter(name: str) -> Any:
@@ -299,8 +299,32 @@ def test_a_block_reused_under_another_prefix_is_never_served_for_the_old_one(eng
         assert_same_bits(f"gather(2, 0) {name}", got, want, "a prompt starting [1, 2]: served only what [1, 2] at the start wrote")
 
 
+# -- vLLM's sliding window (vllm_window: its SlidingWindowManager) -------------------------------
+
+
+def test_window_vllm_releases_before_its_capacity_check() -> None:
+    """vLLM's own order, the reason the adapter releases at the end of each append (CONTRACT.md, "Sliding
+    window", last paragraph): allocate_slots lets go of the blocks before the window of
+    num_computed_tokens - num_in_flight_tokens first, then checks capacity, so a call it refuses has
+    released. Driven on the adapter's own manager, with the adapter's bookkeeping bypassed."""
+    mod = adapter("vllm_window")
+    c = mod.PagedKVCache(4, 1, 2, 1, 2, sliding_window=2)
+    assert_served(c.add_seq(0), 0, "add_seq(0)")
+    c.append(0, 0, *kv(3))  # layer 1 at 0: nothing released
+    assert_equal("block_table(0)", c.block_table(0).tolist(), [0, 1, 2], "layer 1 lags: every block held")
+    backend = c._engine
+    req = backend.reqs[0]
+    req.num_computed_tokens, req.num_in_flight_tokens = 3, 0  # as if every layer had settled at 3
+    refused = backend.mgr.allocate_slots(req, 5, delay_cache_blocks=True)
+    assert_equal("allocate_slots(req, 5)", refused, None, "5 new blocks asked of 1 free, 3 after the release")
+    assert_equal("block_table(0)", c.block_table(0).tolist(), [-1, -1, 2], "the refused call released blocks 0 and 1 first")
+    assert_equal("num_free_blocks()", c.num_free_blocks(), 3, "blocks 0 and 1 back in the pool")
+
+
 # Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.
 for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" not in WANTED]:
+    del globals()[_name]
+for _name in [n for n in globals() if n.startswith("test_window_") and "vllm_window" not in WANTED]:
     del globals()[_name]
 for _name in [n for n in globals() if n.startswith("test_nano_") and "nano_vllm" not in WANTED]:
     del globals()[_name]
