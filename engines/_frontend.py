@@ -34,18 +34,7 @@ from typing import Any, Iterable, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from paged.checks import as_chunk, as_int, as_sizes, as_tokens, layer_index, live, zeroed_pools
-
-MAX_WINDOW = 2**31 - 1
-
-
-def as_window(value: object) -> int:
-    """CONTRACT.md's `sliding_window` (not None): an integer, bool refused (TypeError), from 2 to 2^31 - 1 (ValueError).
-    paged.checks has no such check yet; this one keeps the contract's error types and reads like its neighbours."""
-    w = as_int(value, "sliding_window")
-    if not 2 <= w <= MAX_WINDOW:
-        raise ValueError(f"sliding_window must be from 2 to 2^31 - 1, got {w}")
-    return w
+from paged.checks import as_chunk, as_int, as_sizes, as_tokens, as_window, layer_index, live, zeroed_pools
 
 
 _calls = 0
@@ -134,7 +123,7 @@ class Frontend:
         checked after prefix_caching, before memory). Without it the constructor does not take the keyword, so
         the adapter does not announce the capability (wire.server.capabilities reads the signature)."""
         sizes = as_sizes(sizes_in, prefix_caching)
-        self.sliding_window = None if sliding_window is None else as_window(sliding_window)
+        self.sliding_window = as_window(sliding_window)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
         self.prefix_caching = prefix_caching
         shape = (self.num_blocks, self.n_layers, self.n_kv_heads, self.block_size, self.d_head)
