@@ -16,7 +16,7 @@ import numpy as np
 
 from oracle import ModelKVCache
 from oracle.profile import Profile
-from oracle.renaming import RELEASED, BlockNames
+from oracle.renaming import BlockNames
 
 
 class TablesOnly(ModelKVCache):
@@ -71,10 +71,7 @@ class RenamedCache:
         problem = self._names.check(f"block_table({seq_id})", got.tolist(), want)
         if problem is not None:
             raise AssertionError(f"{problem} [block_table({seq_id}), allocation=any]")
-        # -1 (an entry the window released) is no block's name: it stays -1 (BlockNames.oracle_ids maps bound ids only)
-        ids = got.tolist()
-        named = iter(self._names.oracle_ids([p for p in ids if p != RELEASED]))
-        return np.array([p if p == RELEASED else next(named) for p in ids], dtype=got.dtype)
+        return np.array(self._names.oracle_ids(got.tolist()), dtype=got.dtype)
 
     def add_seq(self, *args: Any) -> Any:
         return self._both("add_seq", *args)
