@@ -136,7 +136,7 @@ def load() -> types.SimpleNamespace:
     def make_manager(num_blocks: int, block_size: int, caching: bool, window: int | None = None) -> Any:
         # One group: full attention, or with a window one SlidingWindowSpec (a SlidingWindowManager under the
         # coordinator). KVCacheConfig's prefix_cache_retention_interval stays None: dense registration, every
-        # full block (the served default, 0, registers only a tail at the replay boundary).
+        # full block (the served default, 0, registers only what hits at replay boundaries and junctions need).
         dtype = sys.modules["torch"].float16
         if window is None:
             spec = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=dtype)
