@@ -19,6 +19,10 @@ without one (an argument check, the suite's own tests) is known not to have reac
 Per-layer lengths: the engine sees one length per sequence. The table must cover the longest
 layer, so the backend grows the engine's sequence to max(lens); a block is full only when every
 layer filled it, so the backend registers up to min(lens) // B blocks.
+
+Sliding window (CONTRACT.md, opt-in; only an adapter whose constructor takes `sliding_window`): `gather`
+returns the window's positions, and each append ends with the backend's `release(min(lens))`, after the
+registration; a released table entry is -1, which no write or gather reaches.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any, Iterable, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from paged.checks import as_chunk, as_int, as_sizes, as_tokens, layer_index, live, zeroed_pools
+from paged.checks import as_chunk, as_int, as_sizes, as_tokens, as_window, layer_index, live, zeroed_pools
 
 
 _calls = 0
@@ -86,6 +90,9 @@ class Backend(Protocol):
     def free(self, sid: int) -> None: ...
     def stats(self) -> dict[str, int]: ...
     def num_free(self) -> int: ...
+    # With a window only (vllm_window.py): let go of the blocks before the window of `settled` positions
+    # (the smallest layer length), at the end of each append.
+    def release(self, sid: int, settled: int) -> None: ...
 
 
 class _Seq:
@@ -101,13 +108,22 @@ class Frontend:
 
     _closed = False
 
+    sliding_window: int | None = None  # set by a subclass whose constructor takes it (_open)
+
     def make_backend(self, num_blocks: int, block_size: int, prefix_caching: bool) -> Backend:
         raise NotImplementedError
 
     def __init__(
         self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
     ) -> None:
-        sizes = as_sizes((num_blocks, block_size, n_layers, n_kv_heads, d_head), prefix_caching)
+        self._open((num_blocks, block_size, n_layers, n_kv_heads, d_head), prefix_caching, None)
+
+    def _open(self, sizes_in: tuple[object, ...], prefix_caching: bool, sliding_window: object) -> None:
+        """The constructor's work; a subclass with the window's capability passes `sliding_window` on (CONTRACT.md:
+        checked after prefix_caching, before memory). Without it the constructor does not take the keyword, so
+        the adapter does not announce the capability (wire.server.capabilities reads the signature)."""
+        sizes = as_sizes(sizes_in, prefix_caching)
+        self.sliding_window = as_window(sliding_window)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
         self.prefix_caching = prefix_caching
         shape = (self.num_blocks, self.n_layers, self.n_kv_heads, self.block_size, self.d_head)
@@ -210,20 +226,27 @@ class Frontend:
         seq.lens[li] = start + count
         if self.prefix_caching:
             eng.register(sid, min(seq.lens) // bs * bs)
+        if self.sliding_window is not None:
+            # After the write and the registration: the engine lets go of the blocks before every layer's window.
+            eng.release(sid, min(seq.lens))
 
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         seq = self._seq(seq_id)
         li = self._layer(layer)
         length = seq.lens[li]
+        lo = 0 if self.sliding_window is None else max(0, length - self.sliding_window + 1)  # the window's first position
         bs = self.block_size
         table = self._engine.table(as_int(seq_id, "seq_id"))
-        nb = -(-length // bs)
-        blocks = np.array(table[:nb], dtype=np.intp)
-        shape = (self.n_kv_heads, length, self.d_head)
+        first, nb = lo // bs, -(-length // bs)
+        blocks = np.array(table[first:nb], dtype=np.intp)
+        if (blocks < 0).any():
+            raise RuntimeError(f"the engine released a block of sequence {seq_id}'s window: table {table}")
+        shape = (self.n_kv_heads, length - lo, self.d_head)
         out = []
         for pool in (self._k, self._v):
-            part = pool[blocks, li]  # [nb, H, B, D]
-            out.append(np.ascontiguousarray(part.transpose(1, 0, 2, 3).reshape(self.n_kv_heads, nb * bs, self.d_head)[:, :length]).reshape(shape))
+            part = pool[blocks, li]  # [nb - first, H, B, D]
+            whole = part.transpose(1, 0, 2, 3).reshape(self.n_kv_heads, (nb - first) * bs, self.d_head)
+            out.append(np.ascontiguousarray(whole[:, lo - first * bs : length - first * bs]).reshape(shape))
         return out[0], out[1]
 
     # -- inspection

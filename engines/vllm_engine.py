@@ -128,14 +128,22 @@ def load() -> types.SimpleNamespace:
     from vllm.utils.hashing import get_hash_fn_by_name
     from vllm.v1.core import kv_cache_utils
     from vllm.v1.core.kv_cache_manager import KVCacheManager
-    from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheConfig, KVCacheGroupSpec, SlidingWindowSpec
 
     hash_fn = get_hash_fn_by_name("sha256")  # CacheConfig.prefix_caching_hash_algo's default
     kv_cache_utils.init_none_hash(hash_fn)
 
-    def make_manager(num_blocks: int, block_size: int, caching: bool) -> Any:
-        spec = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=sys.modules["torch"].float16)
-        config = KVCacheConfig(num_blocks=num_blocks, kv_cache_tensors=[], kv_cache_groups=[KVCacheGroupSpec(["layer"], spec)])
+    def make_manager(num_blocks: int, block_size: int, caching: bool, window: int | None = None) -> Any:
+        # One group: full attention, or with a window one SlidingWindowSpec (a SlidingWindowManager under the
+        # coordinator). KVCacheConfig's prefix_cache_retention_interval stays None: dense registration, every
+        # full block (the served default, 0, registers only what hits at replay boundaries and junctions need).
+        dtype = sys.modules["torch"].float16
+        if window is None:
+            spec = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=dtype)
+        else:
+            spec = SlidingWindowSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=dtype, sliding_window=window)
+        config = KVCacheConfig(num_blocks=num_blocks, kv_cache_tensors=[], kv_cache_groups=[KVCacheGroupSpec(["layer"], spec)],
+                               prefix_cache_retention_interval=None)
         return KVCacheManager(
             config, max_model_len=2**62, scheduler_block_size=block_size, hash_block_size=block_size, enable_caching=caching
         )

@@ -29,7 +29,7 @@ from oracle.renaming import BlockNames
 ENGINES = Path(__file__).resolve().parent.parent / "engines"
 
 
-ADAPTERS = ("vllm_v1", "nano_vllm")
+ADAPTERS = ("vllm_v1", "vllm_window", "nano_vllm")
 
 
 def wanted() -> set[str]:
@@ -45,7 +45,7 @@ def wanted() -> set[str]:
 
 
 if not wanted():  # one skip for the module, not one per test, when another implementation is gated
-    pytest.skip("the engine adapters' tests: run with --impl=vllm_v1 or nano_vllm, or PAGED_ENGINES=1", allow_module_level=True)
+    pytest.skip("the engine adapters' tests: run with --impl=vllm_v1, vllm_window or nano_vllm, or PAGED_ENGINES=1", allow_module_level=True)
 
 
 def adapter(name: str) -> Any:
@@ -101,11 +101,12 @@ def call(cache: Any, model: ModelKVCache, name: str, *args: Any) -> Any:
     return got
 
 
-def session(mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = "shared") -> None:
+def session(mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = "shared", window: bool = False) -> None:
     rng = random.Random(seed)
     geometry = (rng.randint(3, 12), rng.choice([1, 2, 3, 4]), rng.randint(1, 3), 1, 2)
-    cache = mod.PagedKVCache(*geometry, prefix_caching=prefix)
-    model = ModelKVCache(*geometry, prefix_caching=prefix, profile=parse_profile(mod.PROFILE))
+    extra = {"sliding_window": rng.randint(2, 3 * geometry[1] + 1)} if window else {}
+    cache = mod.PagedKVCache(*geometry, prefix_caching=prefix, **extra)
+    model = ModelKVCache(*geometry, prefix_caching=prefix, profile=parse_profile(mod.PROFILE), **extra)
     names, seen = BlockNames(geometry[0]), [0]
     bs = geometry[1]
     live: list[int] = []
@@ -167,6 +168,18 @@ def test_vllm_prefix_caching_unique_prompts_matches_the_oracle(seed: int) -> Non
 def test_vllm_prefix_caching_shared_prompts_matches_the_oracle(seed: int) -> None:
     """Prompts sharing prefixes, forks: hits, evictions, copy on write, duplicate keys (the oracle under vLLM's profile)."""
     session(adapter("vllm_v1"), seed, prefix=True, prompts="shared")
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_window_no_prefix_caching_matches_the_oracle(seed: int) -> None:
+    """vLLM's SlidingWindowManager: windows of 2 .. 3B + 1, layers that lag, forks, copy on write, refusals."""
+    session(adapter("vllm_window"), seed, prefix=False, window=True)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_window_prefix_caching_matches_the_oracle(seed: int) -> None:
+    """The same with prefix caching: registration before release, cached released blocks, window hits."""
+    session(adapter("vllm_window"), seed, prefix=True, prompts="shared", window=True)
 
 
 # -- the engines' measured policies --------------------------------------------------------------
@@ -299,8 +312,50 @@ def test_a_block_reused_under_another_prefix_is_never_served_for_the_old_one(eng
         assert_same_bits(f"gather(2, 0) {name}", got, want, "a prompt starting [1, 2]: served only what [1, 2] at the start wrote")
 
 
+# -- vLLM's sliding window (vllm_window: its SlidingWindowManager) -------------------------------
+
+
+def test_window_vllm_releases_before_its_capacity_check() -> None:
+    """vLLM's own order, the reason the adapter releases at the end of each append (CONTRACT.md, "Sliding
+    window", last paragraph): allocate_slots lets go of the blocks before the window of
+    num_computed_tokens - num_in_flight_tokens first, then checks capacity, so a call it refuses has
+    released. Driven on the adapter's own manager, with the adapter's bookkeeping bypassed."""
+    mod = adapter("vllm_window")
+    c = mod.PagedKVCache(4, 1, 2, 1, 2, sliding_window=2)
+    assert_served(c.add_seq(0), 0, "add_seq(0)")
+    c.append(0, 0, *kv(3))  # layer 1 at 0: nothing released
+    assert_equal("block_table(0)", c.block_table(0).tolist(), [0, 1, 2], "layer 1 lags: every block held")
+    backend = c._engine
+    req = backend.reqs[0]
+    req.num_computed_tokens, req.num_in_flight_tokens = 3, 0  # as if every layer had settled at 3
+    refused = backend.mgr.allocate_slots(req, 5, delay_cache_blocks=True)
+    assert_equal("allocate_slots(req, 5)", refused, None, "5 new blocks asked of 1 free, 3 after the release")
+    assert_equal("block_table(0)", c.block_table(0).tolist(), [-1, -1, 2], "the refused call released blocks 0 and 1 first")
+    assert_equal("num_free_blocks()", c.num_free_blocks(), 3, "blocks 0 and 1 back in the pool")
+
+
+def test_window_hit_needs_only_the_windows_blocks() -> None:
+    """B = 2, W = 3: a hit needs ceil((W - 1) / B) = 1 cached block at its end. Sequence 0's first two blocks,
+    released by its window and cached, are evicted by sequence 1; its third, still held, serves a later prompt
+    6 positions (the oracle's answer), though the blocks before it are gone."""
+    mod = adapter("vllm_window")
+    sizes = (5, 2, 1, 1, 2)
+    c = mod.PagedKVCache(*sizes, prefix_caching=True, sliding_window=3)
+    model = ModelKVCache(*sizes, prefix_caching=True, profile=parse_profile(mod.PROFILE), sliding_window=3)
+    prompt = [1, 2, 3, 4, 5, 6, 7]
+    steps = (("add_seq", 0, prompt), ("append", 0, 0, *kv(6)), ("add_seq", 1, [9] * 8), ("append", 1, 0, *kv(8, 20.0)),
+             ("add_seq", 2, prompt))
+    for name, *args in steps:
+        call(c, model, name, *args)
+    assert_equal('stats()["evictions"]', c.stats()["evictions"], model.stats()["evictions"], "sequence 1 evicted sequence 0's released blocks")
+    for name, got, want in zip("kv", c.gather(2, 0), model.gather(2, 0)):
+        assert_same_bits(f"gather(2, 0) {name}", got, want, "the served window")
+
+
 # Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.
 for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" not in WANTED]:
+    del globals()[_name]
+for _name in [n for n in globals() if n.startswith("test_window_") and "vllm_window" not in WANTED]:
     del globals()[_name]
 for _name in [n for n in globals() if n.startswith("test_nano_") and "nano_vllm" not in WANTED]:
     del globals()[_name]

@@ -1,4 +1,4 @@
-"""`python -m mutants --engine vllm|nano-vllm`: the engines' field bugs, planted back in a copy of the
+"""`python -m mutants --engine vllm|vllm-window|nano-vllm`: the engines' field bugs, planted back in a copy of the
 installed engine, each gated through its adapter (engines/).
 
 The way --rust works for the Rust port, with the engine's installed source in place of ours:
@@ -7,7 +7,7 @@ The way --rust works for the Rust port, with the engine's installed source in pl
    temporary folder: directories are made, every file is a symlink to the installed one (the vLLM
    wheel is 321 MB; nothing is copied).
 2. Run the selected tests on the unmutated mirror: they must pass (exit 2 otherwise).
-3. For each mutant (engines/field_bugs/vNN_*.py for vLLM, nNN_*.py for nano-vllm; each an exact
+3. For each mutant (engines/field_bugs/vNN_*.py for vLLM, wNN_*.py for its sliding window, nNN_*.py for nano-vllm; each an exact
    edit of one engine file, relative to site-packages, whose old text must occur exactly once),
    replace the edited files' symlinks in a fresh mirror with edited copies, and run pytest with the
    mirror first on PYTHONPATH, so the adapter loads the mutated engine. The guard plugin
@@ -55,6 +55,8 @@ class Engine:
 ENGINES = {
     "vllm": Engine("vllm", "vllm", "vllm_v1", "v"),
     "nano-vllm": Engine("nano-vllm", "nanovllm", "nano_vllm", "n"),
+    # vLLM's sliding-window bugs (wNN), gated through the window adapter (its SlidingWindowManager)
+    "vllm-window": Engine("vllm-window", "vllm", "vllm_window", "w"),
 }
 
 
