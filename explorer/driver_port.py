@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from oracle.model import ModelKVCache
-from oracle.state import gather_bits
+from oracle.state import gather_bits, positions
 from wire.ahead import Batch
 from wire.codec import call_fields, format_stats, new_fields, parse_list
 
@@ -199,7 +199,7 @@ class DriverPort:
             for layer in range(model.n_layers):
                 (k, shape), (v, _) = gather_bits(model, s, layer)
                 hexes = [np.frombuffer(x, "<u2").astype(">u2").tobytes().hex() or "-" for x in (k, v)]
-                rest += [f"ok {shape[1]}", f"ok {shape[1]} {hexes[0]} {hexes[1]}"]
+                rest += [f"ok {positions(model, s, layer)}", f"ok {shape[1]} {hexes[0]} {hexes[1]}"]  # a window gathers fewer
         return tuple(rest)
 
     def stop(self) -> None:
