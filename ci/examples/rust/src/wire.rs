@@ -367,6 +367,48 @@ mod tests {
     }
 
     #[test]
+    fn a_sliding_window_transcript() {
+        // W = 2, B = 1, one layer, one head, D = 1: after two positions, position 0 is out of
+        // every window, its block goes back to the pool and its entry reads -1.
+        replay(
+            "> hello 1
+            < ok 1 paged-rust prefix_caching sliding_window
+            > new 2 1 1 1 1 sliding_window=2
+            < ok 0
+            > add_seq 0 0
+            < ok 0
+            > append 0 0 0 1,2,1 1,2,1 3c004000 bc00c000
+            < ok
+            > block_table 0 0
+            < ok -1,1
+            > gather 0 0 0
+            < ok 1 4000 c000
+            > seq_len 0 0 0
+            < ok 2
+            > stats 0
+            < ok free=1 used=1 cached=0 evictions=0
+            > append 0 0 0 1,2,1 1,2,1 42004400 c200c400
+            < err out_of_blocks the append needs 2 blocks, 1 free
+            > fork 0 0 1
+            < ok
+            > block_table 0 1
+            < ok -1,1
+            > new 4 2 1 1 1 sliding_window=3 prefix_caching
+            < ok 1
+            > new 4 2 1 1 1 prefix_caching sliding_window=0002
+            < ok 2
+            > new 4 2 1 1 1 sliding_window=1
+            < err invalid_argument sliding_window must be from 2 to 2^31 - 1, got 1
+            > new 4 2 1 1 1 sliding_window=2147483648
+            < err invalid_argument sliding_window must be from 2 to 2^31 - 1, got 2147483648
+            > new 0 2 1 1 1 sliding_window=1
+            < err invalid_argument num_blocks must be at least 1, got 0
+            > new 4 2 1 1 1 sliding_window=2147483647
+            < ok 3",
+        );
+    }
+
+    #[test]
     fn malformed_requests_are_protocol_errors() {
         let mut d = Driver::new();
         let mut ask = |line: &str| d.handle(line).0;
@@ -378,6 +420,16 @@ mod tests {
             "new 4 2 1 1",
             "new 4 2 1 1 2 prefix",
             "new 4 2 1 1 2 prefix_caching prefix_caching",
+            "new 4 2 1 1 2 sliding_window=2 sliding_window=2",
+            "new 4 2 1 1 2 sliding_window=2 prefix_caching sliding_window=3",
+            "new 4 2 1 1 2 sliding_window=2 prefix_caching extra",
+            "new 4 2 1 1 2 sliding_window",
+            "new 4 2 1 1 2 sliding_window=",
+            "new 4 2 1 1 2 sliding_window=+2",
+            "new 4 2 1 1 2 sliding_window=2=2",
+            "new 4 2 1 1 2 sliding_window=9223372036854775808",
+            "new 4 2 1 1 2 sliding-window=2",
+            "new 4 2 1 1 2 prefix_caching=1",
             "new +4 2 1 1 2",
             "new 4 2 1 1 9223372036854775808",
             "stats 0",
