@@ -26,9 +26,7 @@ impl Window {
     /// token alone, with nothing cached to attend to); `InvalidArgument` outside.
     pub fn new(size: i64) -> Result<Window, CacheError> {
         if !(2..=MAX_WINDOW).contains(&size) {
-            return Err(CacheError::InvalidArgument(format!(
-                "sliding_window must be from 2 to 2^31 - 1, got {size}"
-            )));
+            return Err(CacheError::InvalidArgument(format!("sliding_window must be from 2 to 2^31 - 1, got {size}")));
         }
         Ok(Window { size: size as usize })
     }

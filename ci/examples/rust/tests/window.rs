@@ -59,12 +59,12 @@ fn blocks_before_the_window_are_released_and_read_as_minus_1() {
     let mut c = cache(4, 2, 1, 3, false);
     c.add_seq(0, &[]).unwrap();
     let tables: [&[i64]; 6] = [
-        &[0],          // n = 1
-        &[0],          // n = 2
-        &[0, 1],       // n = 3: window 1 .. 2 still reads block 0
-        &[-1, 1],      // n = 4: 2 <= 2, index 0 released, block 0 free
-        &[-1, 1, 0],   // n = 5: index 2 takes the lowest free block, 0
-        &[-1, -1, 0],  // n = 6: 4 <= 4, index 1 released
+        &[0],         // n = 1
+        &[0],         // n = 2
+        &[0, 1],      // n = 3: window 1 .. 2 still reads block 0
+        &[-1, 1],     // n = 4: 2 <= 2, index 0 released, block 0 free
+        &[-1, 1, 0],  // n = 5: index 2 takes the lowest free block, 0
+        &[-1, -1, 0], // n = 6: 4 <= 4, index 1 released
     ];
     let pools = [(3, 1), (3, 1), (2, 2), (3, 1), (2, 2), (3, 1)];
     for n in 0..6 {
@@ -226,7 +226,10 @@ fn the_window_is_checked_after_the_sizes_and_before_memory() {
         assert!(message(PagedKVCache::with_options(4, 2, 1, 1, 1, options(w))).starts_with("sliding_window"), "{w}");
     }
     assert!(message(PagedKVCache::with_options(0, 2, 1, 1, 1, options(1))).starts_with("num_blocks"), "sizes first");
-    assert!(message(PagedKVCache::with_options(1, 1 << 61, 1, 1, 1, options(1))).starts_with("sliding_window"), "before memory");
+    assert!(
+        message(PagedKVCache::with_options(1, 1 << 61, 1, 1, 1, options(1))).starts_with("sliding_window"),
+        "before memory"
+    );
     assert!(PagedKVCache::with_options(4, 2, 1, 1, 1, options(2)).is_ok());
     // The largest window: nothing is ever released, gather returns everything.
     let mut c = cache(4, 1, 1, (1 << 31) - 1, false);
