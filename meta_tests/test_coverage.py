@@ -98,7 +98,22 @@ def test_hit_fork_copy_filled_duplicate_key_hit_and_eviction() -> None:
         before = set(watch.reached)
         drive(model, watch, name, *args)
         assert watch.reached - before == new, f"{name}{args[:2]}: reached {watch.reached - before}, expected {new}"
-    assert watch.reached == set(BEHAVIOURS) - {"OutOfBlocks", "layers diverging"}
+    assert watch.reached == set(BEHAVIOURS) - {"OutOfBlocks", "layers diverging", "window release", "windowed hit"}
+
+
+def test_a_window_release_and_a_windowed_hit() -> None:
+    """W = 3, B = 2: the append to 4 positions lets block 0 go (its entry -1); a later prompt's hit needs only the
+    blocks its window reaches, so it skips the first (and a full-attention cache never reaches either)."""
+    model, watch = ModelKVCache(8, 2, 1, 1, 1, prefix_caching=True, sliding_window=3), Observer()
+    drive(model, watch, "add_seq", 0, [1, 2, 3, 4, 5])
+    drive(model, watch, "append", 0, 0, *chunk(3))
+    assert watch.reached == set()
+    drive(model, watch, "append", 0, 0, *chunk(1))
+    assert watch.reached == {"window release"}
+    drive(model, watch, "add_seq", 1, [9, 9, 3, 4, 5])  # block 1's key is (1, 2, 3, 4): no hit
+    drive(model, watch, "add_seq", 2, [1, 2, 3, 4, 6])
+    assert model.tables[2][0] == -1
+    assert watch.reached == {"window release", "hit", "windowed hit"}
 
 
 def test_a_copy_that_fills_is_not_the_chain_without_a_hit_before_the_fork() -> None:

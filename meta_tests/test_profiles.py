@@ -77,7 +77,11 @@ def test_a_renaming_is_of_the_pools_ids_only() -> None:
     names = BlockNames(3)
     assert names.check("t0", [1, 2], [0, 1]) is None
     assert names.check("t1", [1, 3], [0, 2]) == "t1[1]=3, but should be a block id of the pool, 0..2 (num_blocks=3)"
-    assert names.check("t1", [-1], [2]) == "t1[0]=-1, but should be a block id of the pool, 0..2 (num_blocks=3)"
+    assert names.check("t1", [-2], [2]) == "t1[0]=-2, but should be a block id of the pool, 0..2 (num_blocks=3)"
+    # -1 is a released entry (sliding window): it stands exactly where the oracle's table has one
+    assert names.check("t1", [-1], [2]) == "t1[0]=-1, but should be a block of the pool, not -1 (released)"
+    assert names.check("t1", [2], [-1]) == "t1[0]=2, but should be -1, an entry the sliding window released"
+    assert names.check("t2", [-1, 1], [-1, 0]) is None
     assert names.copy().check("t1", [0, 7], [0, 2]) == "t1[1]=7, but should be a block id of the pool, 0..2 (num_blocks=3)"
 
 

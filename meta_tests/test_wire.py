@@ -50,7 +50,7 @@ def test_fields_by_hand() -> None:
 def test_the_server_answers_by_kind() -> None:
     d = Dispatcher(oracle.as_impl, "oracle")
     assert d.handle("new 4 2 1 1 1")[0].startswith("err protocol"), "hello comes first"
-    assert d.handle("hello 1")[0] == "ok 1 oracle prefix_caching"
+    assert d.handle("hello 1")[0] == "ok 1 oracle prefix_caching sliding_window"
     answers = [d.handle(line)[0] for line in (
         "new 1 1 1 1 1", "add_seq 0 3", "append 0 3 0 1,1,1 1,1,1 3c00 3c00", "append 0 3 0 1,1,1 1,1,1 3c00 3c00",
         "gather 0 9 0", "fork 0 3 3", "new 0 1 1 1 1", "stats 7", "frobnicate 0", "append 0 3 0 1,1,1 1,1,1 3c 3c00",

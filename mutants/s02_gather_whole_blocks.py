@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        length = seq.lens[li]\n        blocks = seq.table[",
-            "        length = -(-seq.lens[li] // self.block_size) * self.block_size\n        blocks = seq.table[",
+            "        length = seq.lens[li]\n        start = 0 if",
+            "        length = -(-seq.lens[li] // self.block_size) * self.block_size\n        start = 0 if",
         ),
     ),
 )

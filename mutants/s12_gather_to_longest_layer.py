@@ -10,8 +10,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        length = seq.lens[li]\n        blocks = seq.table[",
-            "        length = max(seq.lens)\n        blocks = seq.table[",
+            "        length = seq.lens[li]\n        start = 0 if",
+            "        length = max(seq.lens)\n        start = 0 if",
         ),
     ),
 )

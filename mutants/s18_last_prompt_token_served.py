@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/prefix.py',
-            '        while (len(run) + 1) * bs <= len(tokens) - 1:\n',
-            '        while (len(run) + 1) * bs <= len(tokens):\n',
+            '        while (len(path) + 1) * bs <= len(tokens) - 1:',
+            '        while (len(path) + 1) * bs <= len(tokens):',
         ),
     ),
 )

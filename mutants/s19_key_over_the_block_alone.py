@@ -12,8 +12,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/prefix.py',
-            '            child = node.children.get(tuple(tokens[len(run) * bs : (len(run) + 1) * bs]))\n',
-            '            child = self.root.children.get(tuple(tokens[len(run) * bs : (len(run) + 1) * bs]))\n',
+            '            child = node.children.get(tuple(tokens[len(path) * bs : (len(path) + 1) * bs]))\n',
+            '            child = self.root.children.get(tuple(tokens[len(path) * bs : (len(path) + 1) * bs]))\n',
         ),
         Edit(
             'paged/cache.py',

@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/cache.py',
-            '        for block in reversed(seq.table):\n',
-            '        for block in seq.table:\n',
+            '        self._let_go(reversed(seq.table))\n',
+            '        self._let_go(seq.table)\n',
         ),
     ),
 )

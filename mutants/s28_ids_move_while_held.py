@@ -13,13 +13,13 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "            self._alloc.decref(block, index is not None and index.is_registered(block))\n"
+            "        self._let_go(reversed(seq.table))\n"
             "        del self._seqs[as_int(seq_id, \"seq_id\")]\n",
-            "            self._alloc.decref(block, index is not None and index.is_registered(block))\n"
+            "        self._let_go(reversed(seq.table))\n"
             "        del self._seqs[as_int(seq_id, \"seq_id\")]\n"
             "        for other in self._seqs.values():\n"
             "            for i, b in enumerate(other.table):\n"
-            "                if index is None and self._alloc._free and self._alloc._free[0] < b and self._alloc._refs[b] == 1:\n"
+            "                if self._prefix is None and self._alloc._free and self._alloc._free[0] < b and self._alloc._refs[b] == 1:\n"
             "                    moved = self._alloc.allocate()\n"
             "                    self._k[:, :, moved] = self._k[:, :, b]\n"
             "                    self._v[:, :, moved] = self._v[:, :, b]\n"

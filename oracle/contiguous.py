@@ -2,7 +2,8 @@
 
 Every sequence preallocates `max_len` positions for every layer, K and V, whatever
 length it reaches; a fork copies all of it. Simple, and the memory cost that paging
-wins back. Same calls as the paged cache where they mean the same thing.
+wins back. Same calls as the paged cache where they mean the same thing. With `sliding_window=W`
+it still keeps every position, and `gather` returns the window, the last W - 1 (CONTRACT.md).
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ import numpy as np
 class ContiguousKVCache:
     """Per sequence, K and V arrays `[L, H, max_len, D]` in `dtype` (float16 by default)."""
 
-    def __init__(self, max_len: int, n_layers: int, n_kv_heads: int, d_head: int, dtype: Any = np.float16) -> None:
+    def __init__(
+        self, max_len: int, n_layers: int, n_kv_heads: int, d_head: int, dtype: Any = np.float16, sliding_window: int | None = None
+    ) -> None:
         self.max_len, self.n_layers, self.n_kv_heads, self.d_head = max_len, n_layers, n_kv_heads, d_head
+        self.window = sliding_window
         self.dtype = np.dtype(dtype)
         self.k: dict[int, np.ndarray] = {}
         self.v: dict[int, np.ndarray] = {}
@@ -51,7 +55,8 @@ class ContiguousKVCache:
 
     def gather(self, seq_id: int, layer: int) -> tuple[np.ndarray, np.ndarray]:
         n = self.lens[seq_id][layer]
-        return self.k[seq_id][layer, :, :n].copy(), self.v[seq_id][layer, :, :n].copy()
+        start = 0 if self.window is None else max(0, n - self.window + 1)
+        return self.k[seq_id][layer, :, start:n].copy(), self.v[seq_id][layer, :, start:n].copy()
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
         return self.lens[seq_id][layer]

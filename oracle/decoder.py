@@ -11,6 +11,12 @@ the kernel (OpenBLAS picks one per CPU), the thread count and the number of rows
 logits from a 14-row prompt and a 2-row one could differ in the last bit and round K/V to
 different float16s. Each sum here is taken in index order, one correctly rounded float32
 add or multiply at a time (`_dot`, `_sum`), and `exp` is the C library's, value by value.
+
+With `window=W` (sliding-window attention, CONTRACT.md "Sliding window") the token at position p
+attends to positions p-W+1 .. p only. Each layer gathers the cache before it appends the chunk and
+attends over what it gathered and the chunk's own K and V (rounded to the gathered dtype, as the
+cache stores them), so a windowed cache, which keeps only the W-1 positions before the next token, serves it.
+A masked position weighs exactly 0, so a full cache gives the same bits as a windowed one.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ class ToyDecoder:
         d_head: int = 8,
         max_pos: int = 256,
         seed: int = 0,
+        window: int | None = None,
     ) -> None:
         assert n_heads % n_kv_heads == 0
         rng = np.random.default_rng(seed)
@@ -73,6 +80,7 @@ class ToyDecoder:
             return weights
 
         self.n_layers, self.n_heads, self.n_kv_heads, self.d_head = n_layers, n_heads, n_kv_heads, d_head
+        self.window = window
         self.embed = w(vocab, d_model) * np.float32(np.sqrt(vocab))
         self.pos = w(max_pos, d_model)
         self.layers = [
@@ -99,10 +107,18 @@ class ToyDecoder:
             q = _dot(h, p["q"]).reshape(n, self.n_heads, self.d_head).transpose(1, 0, 2)
             k = _dot(h, p["k"]).reshape(n, self.n_kv_heads, self.d_head).transpose(1, 0, 2)
             v = _dot(h, p["v"]).reshape(n, self.n_kv_heads, self.d_head).transpose(1, 0, 2)
+            past_k, past_v = cache.gather(seq_id, layer)  # the positions before the chunk that the cache keeps
             cache.append(seq_id, layer, k, v)
-            k_all, v_all = (np.repeat(a.astype(np.float32), group, axis=0) for a in cache.gather(seq_id, layer))
+            k_all, v_all = (
+                np.repeat(np.concatenate([past, new.astype(past.dtype)], axis=1).astype(np.float32), group, axis=0)
+                for past, new in ((past_k, k), (past_v, v))
+            )
             scores = _dot(q, k_all.transpose(0, 2, 1)) / np.float32(np.sqrt(self.d_head))  # [heads, n, len]
-            visible = np.arange(k_all.shape[1])[None, :] <= (start + np.arange(n))[:, None]
+            key_pos = start - past_k.shape[1] + np.arange(k_all.shape[1])[None, :]  # each key's position
+            query_pos = (start + np.arange(n))[:, None]
+            visible = key_pos <= query_pos
+            if self.window is not None:
+                visible &= key_pos > query_pos - self.window
             scores = np.where(visible, scores, np.float32(-np.inf))
             # the masked positions weigh exactly 0, so a row's sums do not depend on how many follow it
             weights = _exp(scores - scores.max(axis=-1, keepdims=True)).astype(np.float32)

@@ -13,6 +13,12 @@ token ids a full block ends) to its block and that block's K and V per layer, an
 list of cached blocks (registered, no holder) in the order they became cached. A hit
 copies the registry's data into the new sequence's token lists; eviction drops a key.
 
+Sliding window (CONTRACT.md "Sliding window (opt-in)") adds two plain steps: after each
+append, every table entry whose positions are all before every layer's window is let go, as
+`free` lets go, and becomes RELEASED (-1); `gather` returns the window's slice of the token
+lists. A windowed hit puts RELEASED entries, and None for their positions, before the blocks
+it takes. The token lists keep every position the sequence wrote.
+
 A profile (`oracle.profile`) names the choices the contract leaves to a port, and the model
 takes the same ones: which block `reuse` takes (the lowest free, then the oldest cached; or
 the front of one queue in release order) and what `duplicates` does with a second block
@@ -43,7 +49,7 @@ class Position(NamedTuple):
     v: np.ndarray
 
 
-Layers = list[list[Position]]  # layer -> its positions, in order
+Layers = list[list[Position | None]]  # layer -> its positions, in order (None: skipped by a windowed hit)
 Key = tuple[int, ...]  # the token ids of positions 0 .. (i+1)B-1: the prefix a full block i ends
 
 
@@ -55,6 +61,7 @@ class Registered(NamedTuple):
 
 
 FREE: Final = None  # a free block's place in the release order (`ModelKVCache.release_order`)
+RELEASED: Final = -1  # a table entry the sliding window let go
 MAX_BLOCKS = 2**31 - 1  # block ids are the int32 of block_table
 # A pool (K and V) of this many bytes or more is MemoryError: no 64-bit address space holds it.
 POOL_BYTES_LIMIT = 2**63
@@ -113,6 +120,7 @@ class ModelKVCache:
         d_head: int,
         *,
         prefix_caching: bool = False,
+        sliding_window: int | None = None,
         profile: Profile | None = None,
     ) -> None:
         sizes = [num_blocks, block_size, n_layers, n_kv_heads, d_head]
@@ -124,12 +132,15 @@ class ModelKVCache:
                 raise ValueError("num_blocks must be at most 2^31 - 1: block ids are int32")
         if not isinstance(prefix_caching, bool):
             raise TypeError(f"prefix_caching must be a bool, got {prefix_caching!r}")
+        if sliding_window is not None and not 2 <= _integer(sliding_window, "sliding_window") <= MAX_BLOCKS:
+            raise ValueError("sliding_window must be from 2 to 2^31 - 1")
         pool_bytes = 2 * math.prod(int(s) for s in sizes)  # float16: 2 bytes a value, a pool for K and one for V
         if 2 * pool_bytes >= POOL_BYTES_LIMIT:  # before anything of num_blocks' size is built
             raise MemoryError("K and V need 4 * N * B * L * H * D bytes: 2^63 or more")
         _ask_for_memory(pool_bytes)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = (int(s) for s in sizes)
         self.prefix_caching = prefix_caching
+        self.window = None if sliding_window is None else int(sliding_window)
         self.profile = profile or Profile()
         self.tokens: dict[int, Layers] = {}  # seq -> layer -> positions
         self.tables: dict[int, list[int]] = {}  # seq -> block ids in position order
@@ -200,12 +211,26 @@ class ModelKVCache:
         else:
             self.release_order.remove(FREE)
 
-    def hit(self, tokens: list[int]) -> list[int]:
-        """The longest run of registered keys tokens[:B], tokens[:2B], ... whose blocks end before the last token."""
-        bs, blocks = self.block_size, list[int]()
-        while (len(blocks) + 1) * bs <= len(tokens) - 1 and tuple(tokens[: (len(blocks) + 1) * bs]) in self.registry:
-            blocks.append(self.registry[tuple(tokens[: (len(blocks) + 1) * bs])][0].block)
-        return blocks
+    def hit(self, tokens: list[int]) -> list[int | None]:
+        """The blocks a prompt is served from, ending before its last token: the longest run of registered
+        keys tokens[:B], tokens[:2B], ...; with a window, the longest prefix of k blocks whose last
+        need = ceil((W-1)/B) keys are registered (None for the k - need blocks before them), else that run."""
+        bs, most = self.block_size, (len(tokens) - 1) // self.block_size
+
+        def block(j: int) -> int | None:  # the block registered under block j's key, if any (the earliest)
+            entries = self.registry.get(tuple(tokens[: (j + 1) * bs]))
+            return entries[0].block if entries else None
+
+        if self.window is not None:
+            need = math.ceil((self.window - 1) / bs)
+            for k in range(most, need - 1, -1):
+                last = [block(j) for j in range(k - need, k)]
+                if None not in last:
+                    return [None] * (k - need) + last
+        run = list[int | None]()
+        while len(run) < most and block(len(run)) is not None:
+            run.append(block(len(run)))
+        return run
 
     # -- checks ---------------------------------------------------------------------------
 
@@ -244,6 +269,11 @@ class ModelKVCache:
         if not self.prefix_caching:
             return 0
         for block in self.hit(ids):
+            if block is None:  # before a windowed hit's blocks: a released entry, its positions unknown
+                self.tables[sid].append(RELEASED)
+                for layer in range(self.n_layers):
+                    self.tokens[sid][layer] += [None] * self.block_size
+                continue
             key = tuple(ids[: (len(self.tables[sid]) + 1) * self.block_size])
             for layer in range(self.n_layers):
                 self.tokens[sid][layer] += self.registry[key][0].layers[layer]
@@ -306,6 +336,18 @@ class ModelKVCache:
         assert len(table) == math.ceil(max(len(t) for t in self.tokens[sid]) / self.block_size)
         if self.prefix_caching:
             self.register(sid, range(full_before, min(len(t) for t in self.tokens[sid]) // self.block_size))
+        if self.window is not None:
+            self.release(sid, self.window)
+
+    def release(self, sid: int, window: int) -> None:
+        """Let go of every entry whose positions all come before every layer's window, (i+1)B <= min len - W + 1,
+        from the last such entry to the first, as `free` does; each becomes RELEASED."""
+        table = self.tables[sid]
+        shortest = min(len(t) for t in self.tokens[sid])
+        for i in reversed(range(len(table))):
+            if (i + 1) * self.block_size <= shortest - window + 1 and table[i] != RELEASED:
+                block, table[i] = table[i], RELEASED
+                self.let_go(block)
 
     def position(self, k: np.ndarray, v: np.ndarray, t: int) -> Position:
         """What the model keeps of position t of a chunk: its K and V, rounded to float16."""
@@ -332,9 +374,16 @@ class ModelKVCache:
             if not entries or self.profile.duplicates != "first":
                 entries.append(Registered(block, layers))
 
+    def window_of(self, sid: int, layer: int) -> list[Position]:
+        """The positions gather returns: every one, or with a window W the last W - 1."""
+        toks = self.tokens[sid][layer]
+        shown = toks if self.window is None else toks[max(0, len(toks) - self.window + 1) :]
+        assert all(p is not None for p in shown), "a windowed hit served every position its window needs"
+        return [p for p in shown if p is not None]
+
     def gather(self, seq_id: int, layer: int) -> tuple[np.ndarray, np.ndarray]:
         sid = self._live(seq_id)
-        toks = self.tokens[sid][self._layer(layer)]
+        toks = self.window_of(sid, self._layer(layer))
         empty = np.zeros((self.n_kv_heads, 0, self.d_head), dtype=np.float16)
         if not toks:
             return empty, empty.copy()
@@ -354,15 +403,19 @@ class ModelKVCache:
         sid = self._live(seq_id)
         table = self.tables.pop(sid)
         del self.tokens[sid], self.declared[sid]
-        registered = self.registered()
         for block in reversed(table):
-            if self.holders(block) == 0:
-                if block in registered:
-                    self.cached.append(block)
-                    self.release_order.append(block)
-                else:
-                    self.release_order.append(FREE)
-                    self.end(block)
+            if block != RELEASED:
+                self.let_go(block)
+
+    def let_go(self, block: int) -> None:
+        """A table let go of `block`: if that was its last holder, it becomes cached (registered) or free."""
+        if self.holders(block) == 0:
+            if block in self.registered():
+                self.cached.append(block)
+                self.release_order.append(block)
+            else:
+                self.release_order.append(FREE)
+                self.end(block)
 
     def stats(self) -> dict[str, int]:
         self._open()

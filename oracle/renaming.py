@@ -10,19 +10,23 @@ run would not hold, since ids are recycled.
 
 Under every profile a port's ids are blocks of its pool, 0 .. N-1 (`outside_pool`; a port with a
 reserved block reports its ids after the shift it documents, as the vLLM adapter does): a renaming
-is of the pool's ids among themselves, never into ids the pool does not have.
+is of the pool's ids among themselves, never into ids the pool does not have. The one other value
+a table may hold is RELEASED (-1), an entry a sliding window let go: it is no name, and it stands
+exactly where the oracle's table has one.
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+RELEASED = -1  # a table entry a sliding window let go (oracle.model.RELEASED)
+
 
 def outside_pool(what: str, ids: Sequence[int], num_blocks: int) -> str | None:
     """None when every id is a block of a pool of `num_blocks`, 0 .. num_blocks-1; else the first that is
     not, in the suite's format (after `what`, a table's name)."""
     for i, block in enumerate(ids):
-        if not 0 <= block < num_blocks:
+        if not 0 <= block < num_blocks and block != RELEASED:
             return f"{what}[{i}]={block}, but should be a block id of the pool, 0..{num_blocks - 1} (num_blocks={num_blocks})"
     return None
 
@@ -54,6 +58,11 @@ class BlockNames:
         if len(got) != len(want):
             return f"{what} has {len(got)} blocks, but should have {len(want)}: {list(got)} for the oracle's {list(want)}"
         for i, (port, oracle) in enumerate(zip(got, want)):
+            if port == RELEASED or oracle == RELEASED:
+                if port != oracle:
+                    should = "-1, an entry the sliding window released" if oracle == RELEASED else "a block of the pool, not -1 (released)"
+                    return f"{what}[{i}]={port}, but should be {should}"
+                continue
             bound = self._port_of.get(oracle)
             if bound is not None:
                 if bound != port:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Hashable
 
-from .model import FREE, Layers, ModelKVCache, Position
+from .model import FREE, RELEASED, Layers, ModelKVCache, Position
 
 Bits = tuple[bytes, tuple[int, int, int]]  # an array's raw bits (C order) and its [H, T, D] shape
 
@@ -35,7 +35,8 @@ def renaming(model: ModelKVCache) -> dict[int, int]:
     names: dict[int, int] = {}
     for s in sorted(model.tables):
         for b in model.tables[s]:
-            names.setdefault(b, len(names))
+            if b != RELEASED:
+                names.setdefault(b, len(names))
     for key in sorted(model.registry):
         for entry in model.registry[key]:
             names.setdefault(entry.block, len(names))
@@ -50,7 +51,14 @@ def layer_bytes(layer: list[Position]) -> bytes:
 
 
 def _layers_bytes(layers: Layers) -> tuple[bytes, ...]:
-    return tuple(layer_bytes(layer) for layer in layers)
+    """A registered block's positions (a block is registered full, so every one is there)."""
+    return tuple(layer_bytes([p for p in layer if p is not None]) for layer in layers)
+
+
+def _seq_bytes(model: ModelKVCache, s: int) -> tuple[tuple[int, bytes], ...]:
+    """What a sequence's layers show from now on: each one's length and the positions gather returns (with a
+    sliding window, the positions before the window are never shown again: lengths only grow)."""
+    return tuple((len(model.tokens[s][li]), layer_bytes(model.window_of(s, li))) for li in range(model.n_layers))
 
 
 def key(model: ModelKVCache, canonical: bool) -> Hashable:
@@ -64,7 +72,7 @@ def key(model: ModelKVCache, canonical: bool) -> Hashable:
         return names[b] if names is not None else b
 
     seqs = tuple(
-        (s, tuple(rename(b) for b in model.tables[s]), _layers_bytes(model.tokens[s]), tuple(model.declared[s]))
+        (s, tuple(b if b == RELEASED else rename(b) for b in model.tables[s]), _seq_bytes(model, s), tuple(model.declared[s]))
         for s in sorted(model.tables)
     )
     registry = tuple(
@@ -78,7 +86,7 @@ def key(model: ModelKVCache, canonical: bool) -> Hashable:
 def gather_bits(model: ModelKVCache, s: int, layer: int) -> tuple[Bits, Bits]:
     """The raw bits and shape of gather(s, layer), K then V, without the checks of a call: with one head,
     the positions' bits joined (no stacking is needed)."""
-    toks = model.tokens[s][layer]
+    toks = model.window_of(s, layer)
     shape = (model.n_kv_heads, len(toks), model.d_head)
     if model.n_kv_heads == 1:
         return (b"".join(p.k.tobytes() for p in toks), shape), (b"".join(p.v.tobytes() for p in toks), shape)

@@ -14,6 +14,10 @@ Prefix caching (opt-in, `prefix_caching=True`): a full block keeps its K and V u
 key after its last holder lets go, and a later prompt with the same prefix takes it; the
 keys live in `PrefixIndex` (prefix.py), the cached blocks in `BlockAllocator`.
 
+Sliding window (opt-in, `sliding_window=W`): a layer of n positions needs only its window,
+positions n-W+1 .. n-1; at the end of every append, the blocks no layer's window reaches are let
+go (`_release`) and their table entries become RELEASED (-1), positions staying absolute.
+
 Copies: a write splits its positions into part of a block, whole blocks, part of a block
 (`segments`); part of a block is one slice of each pool, every head at once; whole blocks are
 one index assignment (`_write_blocks`). A gather takes the sequence's blocks in table order,
@@ -27,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .allocator import BlockAllocator
-from .checks import as_chunk, as_int, as_sizes, as_tokens, layer_index, live, zeroed_pools
+from .checks import as_chunk, as_int, as_sizes, as_tokens, as_window, layer_index, live, zeroed_pools
 from .errors import OutOfBlocks
 from .prefix import Node, PrefixIndex
 
@@ -36,6 +40,8 @@ from .prefix import Node, PrefixIndex
 # when it starts or ends inside the block (`lo or width % B`), or whole blocks (lo == 0 and a
 # width that is a multiple of B).
 Segment = tuple[int, int, int, int]
+
+RELEASED = -1  # a table entry whose block the sliding window let go (block_table shows it as it is)
 
 
 def segments(start: int, count: int, block_size: int) -> list[Segment]:
@@ -85,7 +91,9 @@ class PagedKVCache:
       prefix caching cached) exactly when its count is 0. So `stats()["used"]` is the number
       of distinct blocks in live tables.
     - For every live sequence, `len(table) == ceil(max(lens) / B)`: a block is taken when a
-      position first needs it and kept until the sequence is freed.
+      position first needs it and kept until the sequence is freed, or, with a sliding window W,
+      until no layer's window reaches it: then its entry is RELEASED. The RELEASED entries are
+      the table's first ones, and no write or gather reaches them.
     - Position p < lens[layer] of a sequence is stored in slot p % B of block table[p // B],
       in that layer of the pools; slots past a layer's length are never read.
     - A block with more than one holder is never written: `append` first gives the writer a
@@ -114,10 +122,19 @@ class PagedKVCache:
     allocator: type[BlockAllocator] = BlockAllocator  # the free-pool policy (a port with another order overrides it)
 
     def __init__(
-        self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *, prefix_caching: bool = False
+        self,
+        num_blocks: int,
+        block_size: int,
+        n_layers: int,
+        n_kv_heads: int,
+        d_head: int,
+        *,
+        prefix_caching: bool = False,
+        sliding_window: int | None = None,
     ) -> None:
         sizes = as_sizes((num_blocks, block_size, n_layers, n_kv_heads, d_head), prefix_caching)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
+        self.window = as_window(sliding_window)
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
         self._k, self._v = zeroed_pools(shape)  # MemoryError when the machine will not give them
         # Each layer's `[H, N, B, D]` view of the pools, one list item per layer: a list lookup
@@ -153,7 +170,9 @@ class PagedKVCache:
 
         With prefix caching, the longest run of the prompt's full blocks whose keys are registered
         (ending before its last token) becomes the table, each block gaining a holder, and every
-        layer's length is that run's positions. Off, the tokens are checked and nothing is served.
+        layer's length is that run's positions; with a sliding window, only the run's last blocks, those
+        its window needs, must be registered, and the entries before them are RELEASED
+        (`PrefixIndex.hit`). Off, the tokens are checked and nothing is served.
         """
         self._check_open()
         sid = as_int(seq_id, "seq_id")
@@ -163,10 +182,11 @@ class PagedKVCache:
         if self._prefix is None:
             self._seqs[sid] = _Seq([], [0] * self.n_layers, [], [])
             return 0
-        run = self._prefix.hit(ids)
-        table = []
-        for node in run:
-            assert node.block is not None  # a hit is a run of registered keys
+        need = None if self.window is None else -(-(self.window - 1) // self.block_size)
+        run, skipped = self._prefix.hit(ids, need)
+        table = [RELEASED] * skipped
+        for node in run[skipped:]:
+            assert node.block is not None  # the blocks a hit takes are registered
             self._alloc.acquire(node.block)
             table.append(node.block)
         served = len(run) * self.block_size
@@ -187,16 +207,15 @@ class PagedKVCache:
         if cid in self._seqs:
             raise ValueError(f"sequence {cid} is already live")
         for block in src.table:
-            self._alloc.incref(block)
+            if block != RELEASED:
+                self._alloc.incref(block)
         self._seqs[cid] = _Seq(src.table.copy(), src.lens.copy(), src.tokens.copy(), src.nodes.copy())
 
     def free(self, seq_id: int) -> None:
         """Drop the sequence, letting go of its table from the last entry to the first: each block whose
         last holder it was returns to the pool, or, when it has a key, becomes cached."""
         seq = self._seq(seq_id)
-        index = self._prefix
-        for block in reversed(seq.table):
-            self._alloc.decref(block, index is not None and index.is_registered(block))
+        self._let_go(reversed(seq.table))
         del self._seqs[as_int(seq_id, "seq_id")]
 
     # -- data ---------------------------------------------------------------------------------
@@ -235,13 +254,18 @@ class PagedKVCache:
         seq.lens[li] = start + tokens
         if self._prefix is not None:
             self._register(self._prefix, seq, min(seq.lens) // bs)
+        if self.window is not None:
+            self._release(seq, self.window)
 
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
-        """New C-contiguous float16 arrays `[H, seq_len, D]` of the layer's K and V."""
+        """New C-contiguous float16 arrays `[H, n, D]` of the layer's K and V: every position, or with a
+        sliding window W, the window, positions max(0, n-W+1) .. n-1 (`n` the layer's length)."""
         seq, li = self._seq_layer(seq_id, layer)
         length = seq.lens[li]
-        blocks = seq.table[: -(-length // self.block_size)]  # the blocks of positions 0 .. length-1
-        return self._gather_blocks(li, blocks, length)
+        start = 0 if self.window is None else max(0, length - self.window + 1)
+        bs = self.block_size
+        blocks = seq.table[start // bs : -(-length // bs)]  # the blocks of positions start .. length-1
+        return self._gather_blocks(li, blocks, start % bs, length - start)
 
     # -- inspection -------------------------------------------------------------------------
 
@@ -284,6 +308,28 @@ class PagedKVCache:
         """The live sequence and the layer index a call names: the id's errors first, then the layer's."""
         return self._seq(seq_id), self._layer(layer)
 
+    def _let_go(self, blocks: Iterable[int]) -> None:
+        """Let go of these table entries, in this order (RELEASED ones skipped): each block whose last holder
+        this was returns to the pool, or, registered, becomes cached."""
+        index = self._prefix
+        for block in blocks:
+            if block != RELEASED:
+                self._alloc.decref(block, index is not None and index.is_registered(block))
+
+    def _release(self, seq: _Seq, window: int) -> None:
+        """Sliding window: let go of the blocks whose positions are all before every layer's window, i.e.
+        entries i with (i+1)*B <= min(lens) - W + 1, highest first; their entries become RELEASED. The
+        entries released before are the first ones, so the walk stops at the first RELEASED it meets."""
+        table = seq.table
+        cut = max(0, min(seq.lens) - window + 1) // self.block_size  # entries 0 .. cut-1 are released
+        newly = []
+        for i in range(cut - 1, -1, -1):
+            if table[i] == RELEASED:
+                break
+            newly.append(table[i])
+            table[i] = RELEASED
+        self._let_go(newly)
+
     def _register(self, index: PrefixIndex, seq: _Seq, full: int) -> None:
         """Register the blocks this append made full (from len(seq.nodes), the full blocks before it, to
         `full`) under their keys, the whole prefix of token ids, unless a key already names a block."""
@@ -325,11 +371,14 @@ class PagedKVCache:
         pool `[H, N, B, D]`: one index assignment, every head at once."""
         pool[:, blocks] = src.reshape(self.n_kv_heads, len(blocks), self.block_size, self.d_head)
 
-    def _gather_blocks(self, layer: int, blocks: list[int], length: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
-        """New C-contiguous arrays `[H, length, D]`: the first `length` positions of the slabs of `blocks`,
-        in order, of the layer's K and V pools (an index of the pools copies; so does making it contiguous)."""
+    def _gather_blocks(
+        self, layer: int, blocks: list[int], skip: int, length: int
+    ) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
+        """New C-contiguous arrays `[H, length, D]`: `length` positions of the slabs of `blocks`, in order,
+        after the first `skip` (< B), of the layer's K and V pools (an index of the pools copies; so does
+        making it contiguous)."""
         k_pool, v_pool = self._layers[layer]
         every = (self.n_kv_heads, len(blocks) * self.block_size, self.d_head)  # every slot of the blocks
-        k_out = k_pool[:, blocks].reshape(every)[:, :length]
-        v_out = v_pool[:, blocks].reshape(every)[:, :length]
+        k_out = k_pool[:, blocks].reshape(every)[:, skip : skip + length]
+        v_out = v_pool[:, blocks].reshape(every)[:, skip : skip + length]
         return np.ascontiguousarray(k_out), np.ascontiguousarray(v_out)

@@ -64,6 +64,17 @@ def as_sizes(sizes: tuple[object, ...], prefix_caching: object) -> tuple[int, in
     return n, b, l, h, d
 
 
+def as_window(sliding_window: object) -> int | None:
+    """The constructor's `sliding_window`: None (off), or an integer from 2 to 2^31 - 1 (CONTRACT.md,
+    "Sliding window"): the positions one token attends to, itself included."""
+    if sliding_window is None:
+        return None
+    value = as_int(sliding_window, "sliding_window")
+    if not 2 <= value <= MAX_BLOCKS:
+        raise ValueError(f"sliding_window must be from 2 to 2^31 - 1, got {value}")
+    return value
+
+
 def zeroed_pools(shape: tuple[int, ...]) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
     """A cache's K and V pools: two zeroed float16 arrays of `shape`, or MemoryError naming the bytes.
 

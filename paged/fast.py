@@ -89,10 +89,17 @@ class PagedKVCache(cache.PagedKVCache):
         k_pool[:, seq.table[first], lo:stop] = k
         v_pool[:, seq.table[first], lo:stop] = v
         seq.lens[layer] = start + shape[1]
+        if self.window is not None:
+            self._release(seq, self.window)
         return True
 
-    def _gather_blocks(self, layer: int, blocks: list[int], length: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
-        """FAST PATH 2: the general path's copy, each output filled once (see the module's docstring)."""
+    def _gather_blocks(
+        self, layer: int, blocks: list[int], skip: int, length: int
+    ) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
+        """FAST PATH 2: the general path's copy, each output filled once (see the module's docstring), for
+        positions from the start of the first block (a sliding window's gather may start inside it)."""
+        if skip:
+            return super()._gather_blocks(layer, blocks, skip, length)
         bs = self.block_size
         whole = length // bs  # the full blocks; a part-full last block follows when whole < len(blocks)
         ids = None if is_run(blocks[:whole]) else np.array(blocks[:whole], dtype=np.intp)

@@ -41,17 +41,32 @@ class PrefixIndex:
     def is_registered(self, block: int) -> bool:
         return block in self._node_of
 
-    def hit(self, tokens: Sequence[int]) -> list[Node]:
-        """The nodes of the longest run of registered keys tokens[:B], tokens[:2B], ... that end
-        before the last token (its logits are always computed)."""
-        bs, node, run = self.block_size, self.root, list[Node]()
-        while (len(run) + 1) * bs <= len(tokens) - 1:
-            child = node.children.get(tuple(tokens[len(run) * bs : (len(run) + 1) * bs]))
-            if child is None or child.block is None:
+    def hit(self, tokens: Sequence[int], need: int | None = None) -> tuple[list[Node], int]:
+        """The nodes of the prompt's served blocks and how many of the first are skipped (not taken).
+
+        A hit ends before the last token (its logits are always computed). Full attention (`need` None):
+        the longest run of registered keys tokens[:B], tokens[:2B], ... from the first block, none
+        skipped. A sliding window whose served positions need the last `need` blocks (CONTRACT.md,
+        "Sliding window"): the longest prefix whose last `need` keys are all registered, the blocks
+        before them skipped; when there is none, the run from the first block, as without a window.
+        """
+        bs, node, path = self.block_size, self.root, list[Node]()
+        while (len(path) + 1) * bs <= len(tokens) - 1:  # the prompt's path in the tree, as far as it goes
+            child = node.children.get(tuple(tokens[len(path) * bs : (len(path) + 1) * bs]))
+            if child is None:
                 break
-            run.append(child)
+            path.append(child)
             node = child
-        return run
+        if need is not None:
+            contiguous = 0
+            for i in range(len(path) - 1, -1, -1):  # from the right: the first `need` registered in a row
+                contiguous = contiguous + 1 if path[i].block is not None else 0
+                if contiguous == need:
+                    return path[: i + need], i
+        run = 0
+        while run < len(path) and path[run].block is not None:
+            run += 1
+        return path[:run], 0
 
     def child(self, parent: Node, tokens: Sequence[int]) -> Node:
         """The node of prefix `parent` + `tokens`, made if the tree has none yet."""

@@ -66,9 +66,9 @@ def run_program(cache: Any, model: ModelKVCache, ops: list[tuple[Any, ...]], geo
     return live
 
 
-def both(impl: ModuleType, *sizes: int) -> tuple[Any, ModelKVCache]:
-    """A cache of the implementation under test and the model, of the same sizes."""
-    return impl.PagedKVCache(*sizes), harness.model(*sizes)
+def both(impl: ModuleType, *sizes: int, **options: Any) -> tuple[Any, ModelKVCache]:
+    """A cache of the implementation under test and the model, of the same sizes and keyword options."""
+    return impl.PagedKVCache(*sizes, **options), harness.model(*sizes, **options)
 
 
 def attempt(pair: tuple[Any, ModelKVCache], call: str, *args: Any) -> Any:

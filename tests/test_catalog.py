@@ -359,3 +359,34 @@ def test_random_ops_conserve_blocks(impl: ModuleType) -> None:
     for s in ops.live:
         run((cache, model), "free", s)
     assert_matches_model(cache, model)
+
+
+@pytest.mark.floats
+@pytest.mark.needs("sliding_window")
+def test_paged_matches_contiguous_decoding_with_a_sliding_window(impl: ModuleType) -> None:
+    """The twin of the test above with sliding-window attention (W = 6, two blocks and a bit): the windowed toy
+    decoder gives, bit for bit, the same logits and greedy ids from the paged cache with `sliding_window=6`
+    (which lets blocks go as the window moves on), from the contiguous cache gathering the same window, and
+    from the contiguous cache keeping and gathering everything (a masked position weighs exactly 0)."""
+    decoder = ToyDecoder(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_head=8, seed=1, window=6)
+    paged, model = both(impl, 64, 4, 2, 2, 8, sliding_window=6)
+    windowed, full = ContiguousKVCache(64, 2, 2, 8, sliding_window=6), ContiguousKVCache(64, 2, 2, 8)
+    run((paged, model), "add_seq", 0)
+    windowed.add_seq(0)
+    full.add_seq(0)
+    got = _decode(InStep(paged, model), decoder)
+    kv = harness.first_kv_difference(paged, model, [0, 1, 2])
+    for name, other in (("contiguous, windowed", windowed), ("contiguous, everything kept", full)):
+        (l0, ids0, steps0, branches0), (l1, ids1, steps1, branches1) = got, _decode(other, decoder)
+        where = f"the windowed toy decoder, paged against {name}" + (f"; the first K or V value that differs: {kv}" if kv else "")
+        assert_equal("the prompt's logits", l0, l1, where)
+        assert_equal("greedy ids", ids0, ids1, where)
+        for i, (a, b) in enumerate(zip(steps0, steps1)):
+            assert_equal(f"logits of greedy step {i}", a, b, where)
+        for child, ((bi0, bs0), (bi1, bs1)) in enumerate(zip(branches0, branches1), 1):
+            assert_equal(f"greedy ids of branch {child}", bi0, bi1, where)
+            for i, (a, b) in enumerate(zip(bs0, bs1)):
+                assert_equal(f"logits of branch {child}'s step {i}", a, b, where)
+    assert_matches_model(paged, model)
+    # The window moved on: the oracle's tables let blocks go, so the decoder read only what the window keeps.
+    assert_equal("released entries in the oracle's table of 1", sum(b == -1 for b in model.tables[1]) > 0, True, "the scenario")

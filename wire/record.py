@@ -106,14 +106,20 @@ def ended(reference: Dispatcher) -> dict[int, list[int]]:
 
 def recording_class(inner: Any, recorder: Recorder) -> type:
     class Recorded:
-        def __init__(self, *sizes: Any, prefix_caching: bool = False) -> None:
+        def __init__(self, *sizes: Any, prefix_caching: Any = False, sliding_window: Any = None) -> None:
             self._key = next(recorder.keys)
+            kwargs: dict[str, Any] = {"prefix_caching": prefix_caching} if prefix_caching is not False else {}
+            if sliding_window is not None:
+                kwargs["sliding_window"] = sliding_window
             try:
+                if prefix_caching not in (False, True) or type(prefix_caching) is not bool:
+                    raise TypeError("prefix_caching has no wire form but the word's presence")
                 fields = [str(wire_int(s, "size")) for s in sizes] + (["prefix_caching"] if prefix_caching else [])
+                if sliding_window is not None:
+                    fields.append(f"sliding_window={wire_int(sliding_window, 'sliding_window')}")
                 recorder.calls.append((self._key, "new", fields))
             except TypeError:
-                recorder.calls.append(f"a Python call with no wire form (not sent): PagedKVCache{sizes!r}")
-            kwargs = {"prefix_caching": True} if prefix_caching else {}
+                recorder.calls.append(f"a Python call with no wire form (not sent): PagedKVCache{sizes!r}, {kwargs!r}")
             self._inner = inner(*sizes, **kwargs)
 
         def __enter__(self) -> Any:

@@ -30,12 +30,13 @@ from .codec import (
 
 
 def capabilities(module: ModuleType) -> list[str]:
-    """What the implementation offers beyond the base contract: `prefix_caching` when its constructor takes it."""
+    """What the implementation offers beyond the base contract: `prefix_caching` and `sliding_window`, each
+    when its constructor takes that keyword."""
     try:
         params = inspect.signature(module.PagedKVCache).parameters
     except (TypeError, ValueError):
         return []
-    return ["prefix_caching"] if "prefix_caching" in params else []
+    return [option for option in ("prefix_caching", "sliding_window") if option in params]
 
 
 def profile_words(module: ModuleType) -> list[str]:

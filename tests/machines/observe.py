@@ -29,6 +29,8 @@ BEHAVIOURS: dict[str, str] = {
     "eviction": "an append evicted a cached block",
     "hit, fork, copy filled": "a block copied on write in a line of forks from a sequence that got a hit became full",
     "copy on write, fork and hit": "the example reached all three (in any order)",
+    "window release": "an append let go of a block its sequence's window no longer reaches (its entry became -1)",
+    "windowed hit": "add_seq served a prompt whose first entries are -1: the window needs only the blocks after them",
 }
 TOGETHER = ("copy on write", "fork", "hit")
 CHANGES = ("add_seq", "extend", "fork", "append", "free")  # the calls that change the model
@@ -110,6 +112,8 @@ class Observer:
         if not served:
             return
         self.reach("hit")
+        if model.tables[seq][0] == -1:
+            self.reach("windowed hit")
         self.hit_line.add(seq)
         keys = {tuple(model.declared[seq][: (i + 1) * model.block_size]) for i in range(served // model.block_size)}
         if keys & self.duplicated:
@@ -117,7 +121,9 @@ class Observer:
 
     def appended(self, model: ModelKVCache, seq: int, seen: Before) -> None:
         old, table = seen.tables[seq], model.tables[seq]
-        copied = [i for i in range(len(old)) if table[i] != old[i]]
+        if any(old[i] != -1 and table[i] == -1 for i in range(len(old))):
+            self.reach("window release")
+        copied = [i for i in range(len(old)) if table[i] not in (old[i], -1)]
         if copied:
             self.reach("copy on write")
         if seq in self.hit_line:

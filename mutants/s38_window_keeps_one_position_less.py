@@ -1,0 +1,13 @@
+"""s38: the window kept one position too few (sliding window, CONTRACT.md "Sliding window")."""
+
+from . import Edit, Mutant
+
+MUTANT = Mutant(
+    id='s38',
+    title='The window kept one position too few',
+    symptom='a block is let go while the next token still attends to its last position: it may be reused and overwritten',
+    caught_by=('test_paged_matches_contiguous_decoding_with_a_sliding_window',),
+    edits=(
+        Edit('paged/cache.py', '        cut = max(0, min(seq.lens) - window + 1) // self.block_size', '        cut = max(0, min(seq.lens) - window + 2) // self.block_size'),
+    ),
+)

@@ -1,0 +1,13 @@
+"""s44: a hit that needs ceil(W / B) blocks, not ceil((W - 1) / B) (sliding window, CONTRACT.md "Sliding window")."""
+
+from . import Edit, Mutant
+
+MUTANT = Mutant(
+    id='s44',
+    title='A hit that needs ceil(W / B) blocks, not ceil((W - 1) / B)',
+    symptom="when W - 1 is a multiple of B, a hit asks for one block more than the served positions' window reaches, and serves less",
+    caught_by=('test_a_release_of_registered_blocks_then_an_eviction_then_a_windowed_hit', 'TestWindowPrefixMachine'),
+    edits=(
+        Edit('paged/cache.py', '        need = None if self.window is None else -(-(self.window - 1) // self.block_size)', '        need = None if self.window is None else -(-self.window // self.block_size)'),
+    ),
+)
