@@ -300,6 +300,20 @@ def _decode(cache: Any, decoder: ToyDecoder) -> tuple[Any, ...]:
     return logits, ids, steps, branches
 
 
+def _assert_same_decoding(got: tuple[Any, ...], want: tuple[Any, ...], what: str, kv: str | None) -> None:
+    """Two `_decode` results are equal, bit for bit: the prompt's logits, the trunk's and each branch's ids and logits."""
+    (l0, ids0, steps0, branches0), (l1, ids1, steps1, branches1) = got, want
+    where = what + (f"; the first K or V value that differs: {kv}" if kv else "")
+    assert_equal("the prompt's logits", l0, l1, where)
+    assert_equal("greedy ids", ids0, ids1, where)
+    for i, (a, b) in enumerate(zip(steps0, steps1)):
+        assert_equal(f"logits of greedy step {i}", a, b, where)
+    for child, ((bi0, bs0), (bi1, bs1)) in enumerate(zip(branches0, branches1), 1):
+        assert_equal(f"greedy ids of branch {child}", bi0, bi1, where)
+        for i, (a, b) in enumerate(zip(bs0, bs1)):
+            assert_equal(f"logits of branch {child}'s step {i}", a, b, where)
+
+
 @pytest.mark.floats
 def test_paged_matches_contiguous_decoding(impl: ModuleType) -> None:
     """A two-layer toy decoder gives the same logits and greedy ids from paged and contiguous caches, bit for bit
@@ -310,17 +324,9 @@ def test_paged_matches_contiguous_decoding(impl: ModuleType) -> None:
     contiguous = ContiguousKVCache(64, 2, 2, 8)
     run((paged, model), "add_seq", 0)
     contiguous.add_seq(0)
-    (l0, ids0, steps0, branches0), (l1, ids1, steps1, branches1) = _decode(InStep(paged, model), decoder), _decode(contiguous, decoder)
+    got = _decode(InStep(paged, model), decoder)
     kv = harness.first_kv_difference(paged, model, [0, 1, 2])
-    where = "the toy decoder, paged against contiguous" + (f"; the first K or V value that differs: {kv}" if kv else "")
-    assert_equal("the prompt's logits", l0, l1, where)
-    assert_equal("greedy ids", ids0, ids1, where)
-    for i, (a, b) in enumerate(zip(steps0, steps1)):
-        assert_equal(f"logits of greedy step {i}", a, b, where)
-    for child, ((bi0, bs0), (bi1, bs1)) in enumerate(zip(branches0, branches1), 1):
-        assert_equal(f"greedy ids of branch {child}", bi0, bi1, where)
-        for i, (a, b) in enumerate(zip(bs0, bs1)):
-            assert_equal(f"logits of branch {child}'s step {i}", a, b, where)
+    _assert_same_decoding(got, _decode(contiguous, decoder), "the toy decoder, paged against contiguous", kv)
     assert_matches_model(paged, model)
     # The branches really diverged, and each holds the prompt and its own tokens.
     assert_equal("(seq_len(1), seq_len(2))", (paged.seq_len(1), paged.seq_len(2)), (11 + 4 + 6, 11 + 4 + 6), "the prompt, 4 steps, 6 of the branch")
@@ -377,16 +383,7 @@ def test_paged_matches_contiguous_decoding_with_a_sliding_window(impl: ModuleTyp
     got = _decode(InStep(paged, model), decoder)
     kv = harness.first_kv_difference(paged, model, [0, 1, 2])
     for name, other in (("contiguous, windowed", windowed), ("contiguous, everything kept", full)):
-        (l0, ids0, steps0, branches0), (l1, ids1, steps1, branches1) = got, _decode(other, decoder)
-        where = f"the windowed toy decoder, paged against {name}" + (f"; the first K or V value that differs: {kv}" if kv else "")
-        assert_equal("the prompt's logits", l0, l1, where)
-        assert_equal("greedy ids", ids0, ids1, where)
-        for i, (a, b) in enumerate(zip(steps0, steps1)):
-            assert_equal(f"logits of greedy step {i}", a, b, where)
-        for child, ((bi0, bs0), (bi1, bs1)) in enumerate(zip(branches0, branches1), 1):
-            assert_equal(f"greedy ids of branch {child}", bi0, bi1, where)
-            for i, (a, b) in enumerate(zip(bs0, bs1)):
-                assert_equal(f"logits of branch {child}'s step {i}", a, b, where)
+        _assert_same_decoding(got, _decode(other, decoder), f"the windowed toy decoder, paged against {name}", kv)
     assert_matches_model(paged, model)
     # The window moved on: the oracle's tables let blocks go, so the decoder read only what the window keeps.
     assert_equal("released entries in the oracle's table of 1", sum(b == -1 for b in model.tables[1]) > 0, True, "the scenario")
