@@ -11,7 +11,7 @@ MUTANT = Mutant(
     caught_by=("window",),  # -k window: the window tests and the window-* vectors
     # The window's start computed as len - W (the token's own position counted twice): Window::start, so both
     # gather and the release follow it.
-    notes="cargo test in ci/examples/rust kills it: a_hit_takes_the_blocks_of_the_served_window_only, gather_returns_the_last_w_minus_1_positions_and_seq_len_all, window::tests",
+    notes="cargo test in ci/examples/rust kills it: a_hit_takes_the_blocks_of_the_served_window_only, gather_returns_the_last_w_minus_1_positions_and_seq_len_all, window::tests; the window-* vectors (tests/vectors.rs, both modes); the gate first fails the windowed decoder twin (test_paged_matches_contiguous_decoding_with_a_sliding_window)",
     edits=(
         Edit(
             W,

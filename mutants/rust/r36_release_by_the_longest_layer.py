@@ -10,7 +10,7 @@ MUTANT = Mutant(
     symptom="a layer that lags loses blocks it still needs: its later writes or gathers reach released entries",
     caught_by=("window",),  # -k window: the window tests and the window-* vectors
     # The release counts from max(lens): the layer just written decides (the bug of a port that tracks one length).
-    notes="cargo test in ci/examples/rust kills it: the_shortest_layer_decides_what_is_released",
+    notes="cargo test in ci/examples/rust kills it: the_shortest_layer_decides_what_is_released; the window-* vectors (tests/vectors.rs, both modes); the gate first fails the windowed decoder twin",
     edits=(
         Edit(
             C,

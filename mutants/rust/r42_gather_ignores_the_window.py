@@ -10,7 +10,7 @@ MUTANT = Mutant(
     symptom="gather reads released entries (err internal here; a port that kept the data would return positions outside the window)",
     caught_by=("window",),  # -k window: the window tests and the window-* vectors
     # gather from position 0, as without the window.
-    notes="cargo test in ci/examples/rust kills it: gather_returns_the_last_w_minus_1_positions_and_seq_len_all, blocks_before_the_window_are_released_and_read_as_minus_1",
+    notes="cargo test in ci/examples/rust kills it: gather_returns_the_last_w_minus_1_positions_and_seq_len_all, blocks_before_the_window_are_released_and_read_as_minus_1; the window-* vectors (tests/vectors.rs, both modes); the gate first fails the windowed decoder twin",
     edits=(
         Edit(
             C,
