@@ -88,5 +88,5 @@ class BlockNames:
         return new
 
     def oracle_ids(self, got: Sequence[int]) -> list[int]:
-        """The port's ids as the oracle's (after `check` bound them)."""
-        return [self._oracle_of[p] for p in got]
+        """The port's ids as the oracle's (after `check` bound them); RELEASED stays RELEASED."""
+        return [p if p == RELEASED else self._oracle_of[p] for p in got]
