@@ -8,7 +8,14 @@ arena slot reused without a new generation (a sequence's stale reference to a pr
 as live); r31 transposes s31, the layer and shapes checked before the sequence id; r32 and r33
 are two of the bugs a Rust engineer planted in a port written from the documents (issue 29): a
 slot computed as `p & (B - 1)`, right only when B is a power of two, and fork checking the child
-before the parent.
+before the parent. r34..r45 are the sliding window's (CONTRACT.md, "Sliding window (opt-in)"):
+the window's length off by one either way (r34, r35), the release counted from the longest layer
+(r36), a released block never let go of (r37), the release before the capacity check, vLLM's
+order (r38), a prefix hit that ignores the window (r39) or needs ceil(W / B) blocks (r40), a
+released entry that keeps its id (r41, the Rust form of freeing a -1 entry), gather of every
+position (r42), release lowest index first (r43), release before registration (r44), a hit that
+takes the blocks before the window too (r45). Their `caught_by` is `window`: `-k window` selects
+the suite's window tests and the `window-*` vectors.
 
 Every one of the thirteen pitfalls applies to the port, so none is skipped. Two are transposed
 rather than copied:

@@ -12,9 +12,9 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "ci/examples/rust/src/cache.rs",
-            "        let len = seq.lens[layer];\n        Ok(self.pool.read(",
+            "        let len = seq.lens[layer];\n        let first =",
             "        let len = seq.lens[layer].div_ceil(self.pool.block_size) * self.pool.block_size;\n"
-            "        Ok(self.pool.read(",
+            "        let first =",
         ),
     ),
 )

@@ -13,8 +13,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "ci/examples/rust/src/cache.rs",
-            "let row = self.row(table[pos / bs], pos % bs);",
-            "let row = self.row(table[pos / bs], t % bs);",
+            "let (block, slot) = locate(table, start + t, bs);",
+            "let (block, slot) = (locate(table, start + t, bs).0, t % bs);",
         ),
     ),
 )

@@ -11,7 +11,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "ci/examples/rust/src/cache.rs",
-            "            self.alloc.decref(block, registered);\n",
+            "            let_go(&mut self.alloc, &self.prefix, block);\n",
             "",
         ),
     ),

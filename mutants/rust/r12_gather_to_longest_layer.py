@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "ci/examples/rust/src/cache.rs",
-            "        let len = seq.lens[layer];\n        Ok(self.pool.read(",
-            "        let len = *seq.lens.iter().max().unwrap();\n        Ok(self.pool.read(",
+            "        let len = seq.lens[layer];\n        let first =",
+            "        let len = *seq.lens.iter().max().unwrap();\n        let first =",
         ),
     ),
 )

@@ -27,5 +27,10 @@ MUTANT = Mutant(
             'let full = seq.lens.iter().min().expect("at least one layer") / bs;',
             'let full = *seq.lens.iter().min().expect("at least one layer") as usize / bs;',
         ),
+        Edit(
+            F,
+            'let shortest = *seq.lens.iter().min().expect("at least one layer");',
+            'let shortest = *seq.lens.iter().min().expect("at least one layer") as usize;',
+        ),
     ),
 )

@@ -14,8 +14,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             P,
-            'while (run.len() + 1) * bs <= tokens.len().saturating_sub(1) {',
-            'while (run.len() + 1) * bs <= tokens.len() {',
+            'while (path.len() + 1) * bs <= tokens.len().saturating_sub(1) {',
+            'while (path.len() + 1) * bs <= tokens.len() {',
         ),
     ),
 )

@@ -16,8 +16,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             P,
-            'self.nodes[node].children.get(&tokens[run.len() * bs..(run.len() + 1) * bs])',
-            'self.nodes[ROOT].children.get(&tokens[run.len() * bs..(run.len() + 1) * bs])',
+            'self.nodes[node].children.get(&tokens[path.len() * bs..(path.len() + 1) * bs])',
+            'self.nodes[ROOT].children.get(&tokens[path.len() * bs..(path.len() + 1) * bs])',
         ),
         Edit(
             C,

@@ -14,6 +14,12 @@
 //! Prefix caching (opt-in, `prefix_caching`): a full block keeps its K and V under its key
 //! after its last holder lets go, and a later prompt with the same prefix takes it; the keys
 //! live in `PrefixIndex` (prefix.rs), the cached blocks in `BlockAllocator`.
+//!
+//! Sliding window (opt-in, `sliding_window`): `gather` returns a layer's last W - 1
+//! positions, and at the end of every append the sequence lets go of the blocks no layer's
+//! window reaches; their table entries become `None` (-1 on the wire). The arithmetic is in
+//! `Window` (window.rs); here, [`locate`] maps a position to its block and slot, and
+//! [`release_out_of_window`] lets go of the released blocks.
 
 use std::alloc::{self, Layout};
 use std::collections::HashMap;
@@ -21,6 +27,7 @@ use std::fmt;
 
 use crate::allocator::{Allocation, BlockAllocator, BlockId};
 use crate::prefix::{NodeRef, PrefixIndex, TokenId};
+use crate::window::Window;
 
 /// A sequence id: the whole `i64` range (ids that differ are different sequences).
 pub type SeqId = i64;
@@ -163,11 +170,11 @@ impl Pool {
 
     /// Store k, v `[H, T, D]` at positions start .. start+T-1 of `layer`; the table already
     /// holds a private block for every one of them.
-    fn write(&mut self, table: &[BlockId], layer: usize, start: usize, k: &Chunk, v: &Chunk) {
+    fn write(&mut self, table: &[Entry], layer: usize, start: usize, k: &Chunk, v: &Chunk) {
         let (bs, d, tokens) = (self.block_size, self.d_head, k.shape[1]);
         for t in 0..tokens {
-            let pos = start + t;
-            let row = self.row(table[pos / bs], pos % bs);
+            let (block, slot) = locate(table, start + t, bs);
+            let row = self.row(block, slot);
             for h in 0..self.n_kv_heads {
                 let src = (h * tokens + t) * d;
                 let dst = self.offset(layer, row, h);
@@ -177,17 +184,17 @@ impl Pool {
         }
     }
 
-    /// New K and V arrays `[H, len, D]` of positions 0 .. len-1 of `layer`.
-    fn read(&self, table: &[BlockId], layer: usize, len: usize) -> Gathered {
+    /// New K and V arrays `[H, len, D]` of positions `first` .. `first + len - 1` of `layer`.
+    fn read(&self, table: &[Entry], layer: usize, first: usize, len: usize) -> Gathered {
         let (bs, d) = (self.block_size, self.d_head);
         let mut k = vec![0u16; self.n_kv_heads * len * d];
         let mut v = vec![0u16; self.n_kv_heads * len * d];
-        for pos in 0..len {
-            let (block, slot) = (table[pos / bs], pos % bs);
+        for (i, pos) in (first..first + len).enumerate() {
+            let (block, slot) = locate(table, pos, bs);
             let row = self.row(block, slot);
             for h in 0..self.n_kv_heads {
                 let src = self.offset(layer, row, h);
-                let dst = (h * len + pos) * d;
+                let dst = (h * len + i) * d;
                 k[dst..dst + d].copy_from_slice(&self.k[src..src + d]);
                 v[dst..dst + d].copy_from_slice(&self.v[src..src + d]);
             }
@@ -196,16 +203,44 @@ impl Pool {
     }
 }
 
+/// A block table's entry: a block, or `None` once the sliding window released it (-1 in
+/// `block_table` on the wire). Without the window every entry is a block.
+pub type Entry = Option<BlockId>;
+
+/// Where position `pos` lives: slot `pos % B` of the block of table entry `pos / B`. Every read
+/// and write finds its positions here. Neither ever reaches a released entry: a write starts
+/// at its layer's length and a read at its window's start, both past every released block.
+fn locate(table: &[Entry], pos: usize, block_size: usize) -> (BlockId, usize) {
+    (held(table, pos / block_size), pos % block_size)
+}
+
+/// The block of table entry `i`, which the caller knows the window has not released.
+fn held(table: &[Entry], i: usize) -> BlockId {
+    table[i].expect("a released entry is read, written, copied or registered")
+}
+
 /// A live sequence: its block table (position p is in slot p % B of `table[p / B]`) and one
 /// length per layer; with prefix caching, the token ids it has declared and the prefix nodes
-/// of its full blocks (one per full block, in order). The table holds exactly
-/// ceil(max length / B) blocks.
+/// of its full blocks (one per full block, in order, released ones included). The table holds
+/// exactly ceil(max length / B) entries; with the window, its released entries are `None`.
 #[derive(Clone, Debug)]
 struct Seq {
-    table: Vec<BlockId>,
+    table: Vec<Entry>,
     lens: Vec<usize>,
     tokens: Vec<TokenId>,
     nodes: Vec<NodeRef>,
+}
+
+/// The constructor's options beyond the geometry; the default is none of them, under this
+/// port's profile (`allocation=any`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// CONTRACT.md's prefix caching.
+    pub prefix_caching: bool,
+    /// CONTRACT.md's sliding window of W positions, 2 .. 2^31 - 1 (`None`: off).
+    pub sliding_window: Option<i64>,
+    /// Which free block an allocation takes.
+    pub allocation: Allocation,
 }
 
 /// A paged float16 KV cache; see CONTRACT.md for what every call does.
@@ -218,6 +253,7 @@ struct Seq {
 pub struct PagedKVCache {
     pool: Pool,
     prefix: Option<PrefixIndex>,
+    window: Option<Window>,
     alloc: BlockAllocator,
     seqs: HashMap<SeqId, Seq>,
     closed: bool,
@@ -241,10 +277,6 @@ impl PagedKVCache {
 
     /// As [`PagedKVCache::new`], with free blocks taken as `allocation` says:
     /// `Allocation::LowestFree` gives the reference's tables exactly.
-    ///
-    /// The sizes are checked argument by argument (each at least 1, `num_blocks` at most
-    /// 2^31 - 1). The pools are allocated zeroed ([`zeroed`]): K and V need 4 * N * B * L * H * D
-    /// bytes, `OutOfMemory` at 2^63 or more without trying, and when the allocator refuses.
     pub fn with_allocation(
         num_blocks: i64,
         block_size: i64,
@@ -254,6 +286,26 @@ impl PagedKVCache {
         prefix_caching: bool,
         allocation: Allocation,
     ) -> Result<Self, CacheError> {
+        let options = Options { prefix_caching, sliding_window: None, allocation };
+        Self::with_options(num_blocks, block_size, n_layers, n_kv_heads, d_head, options)
+    }
+
+    /// A cache with every option of [`Options`]: prefix caching, the sliding window, the
+    /// allocation profile.
+    ///
+    /// The sizes are checked argument by argument (each at least 1, `num_blocks` at most
+    /// 2^31 - 1), then the window (2 .. 2^31 - 1). The pools are allocated zeroed ([`zeroed`]):
+    /// K and V need 4 * N * B * L * H * D bytes, `OutOfMemory` at 2^63 or more without trying,
+    /// and when the allocator refuses.
+    pub fn with_options(
+        num_blocks: i64,
+        block_size: i64,
+        n_layers: i64,
+        n_kv_heads: i64,
+        d_head: i64,
+        options: Options,
+    ) -> Result<Self, CacheError> {
+        let Options { prefix_caching, sliding_window, allocation } = options;
         let size = |value: i64, what: &str| -> Result<usize, CacheError> {
             if value < 1 {
                 return Err(invalid(format!("{what} must be at least 1, got {value}")));
@@ -270,6 +322,7 @@ impl PagedKVCache {
             size(n_kv_heads, "n_kv_heads")?,
             size(d_head, "d_head")?,
         ];
+        let window = sliding_window.map(Window::new).transpose()?;
         // Values a pool, and bytes both pools: 2 bytes a value, 2 pools.
         let values = sizes.iter().try_fold(1u64, |n, &s| n.checked_mul(s as u64));
         let bytes = values.and_then(|n| n.checked_mul(4));
@@ -282,6 +335,7 @@ impl PagedKVCache {
         Ok(PagedKVCache {
             pool: Pool { num_blocks, block_size, n_layers, n_kv_heads, d_head, k, v },
             prefix: prefix_caching.then(|| PrefixIndex::new(block_size)),
+            window,
             alloc: BlockAllocator::new(num_blocks, allocation),
             seqs: HashMap::new(),
             closed: false,
@@ -308,8 +362,10 @@ impl PagedKVCache {
     ///
     /// With prefix caching, the longest run of the prompt's full blocks whose keys are
     /// registered (ending before its last token) becomes the table, each block gaining a
-    /// holder, and every layer's length is that run's positions. Off, the tokens are checked
-    /// and nothing is served.
+    /// holder, and every layer's length is that run's positions. With the window too, the hit
+    /// needs only the blocks of the served positions' window ([`Window::blocks_served`]): the
+    /// entries before them are released (`None`). Off, the tokens are checked and nothing is
+    /// served.
     pub fn add_seq(&mut self, seq_id: SeqId, tokens: &[i64]) -> Result<usize, CacheError> {
         self.check_open()?;
         if self.seqs.contains_key(&seq_id) {
@@ -322,15 +378,28 @@ impl PagedKVCache {
             self.seqs.insert(seq_id, empty);
             return Ok(0);
         };
-        let run = index.hit(&ids);
-        let mut table = Vec::with_capacity(run.len());
-        for &node in &run {
-            let block = index.block(node).expect("a hit is a run of registered keys");
+        let (bs, path) = (self.pool.block_size, index.walk(&ids));
+        let blocks = match self.window {
+            None => index.hit(&ids).len(),
+            Some(window) => {
+                let registered: Vec<bool> = path.iter().map(|&(_, block)| block.is_some()).collect();
+                window.blocks_served(&registered, bs)
+            }
+        };
+        let served = blocks * bs;
+        let released = self.window.map_or(0, |window| window.released(served, bs));
+        let mut table = Vec::with_capacity(blocks);
+        for (i, &(_, block)) in path[..blocks].iter().enumerate() {
+            if i < released {
+                table.push(None);
+                continue;
+            }
+            let block = block.expect("a hit serves registered keys");
             self.alloc.acquire(block);
-            table.push(block);
+            table.push(Some(block));
         }
-        let served = run.len() * self.pool.block_size;
-        self.seqs.insert(seq_id, Seq { table, lens: vec![served; n_layers], tokens: ids, nodes: run });
+        let nodes = path[..blocks].iter().map(|&(node, _)| node).collect();
+        self.seqs.insert(seq_id, Seq { table, lens: vec![served; n_layers], tokens: ids, nodes });
         Ok(served)
     }
 
@@ -345,14 +414,14 @@ impl PagedKVCache {
         Ok(())
     }
 
-    /// Give `child` the parent's table and lengths (and declared tokens); every block gains a
-    /// holder, none is allocated.
+    /// Give `child` the parent's table and lengths (and declared tokens), released entries
+    /// included; every block gains a holder, none is allocated.
     pub fn fork(&mut self, parent: SeqId, child: SeqId) -> Result<(), CacheError> {
         let copy = self.live(parent)?.clone();
         if self.seqs.contains_key(&child) {
             return Err(invalid(format!("sequence {child} is already live")));
         }
-        for &block in &copy.table {
+        for &block in copy.table.iter().flatten() {
             self.alloc.incref(block);
         }
         self.seqs.insert(child, copy);
@@ -361,13 +430,12 @@ impl PagedKVCache {
 
     /// Drop the sequence, letting go of its table from the last entry to the first: each
     /// block whose last holder it was returns to the pool, or, when it has a key, becomes
-    /// cached.
+    /// cached. Released entries hold no block (`flatten` skips them).
     pub fn free(&mut self, seq_id: SeqId) -> Result<(), CacheError> {
         self.check_open()?;
         let seq = self.seqs.remove(&seq_id).ok_or(CacheError::UnknownSequence(seq_id))?;
-        for &block in seq.table.iter().rev() {
-            let registered = self.prefix.as_ref().is_some_and(|index| index.is_registered(block));
-            self.alloc.decref(block, registered);
+        for &block in seq.table.iter().rev().flatten() {
+            let_go(&mut self.alloc, &self.prefix, block);
         }
         Ok(())
     }
@@ -377,7 +445,9 @@ impl PagedKVCache {
     /// Store k, v `[H, T, D]` at positions seq_len .. seq_len+T-1 of `layer`.
     ///
     /// Checks the arguments, then the capacity (copies plus new blocks) before changing
-    /// anything: it succeeds whole or fails with the cache as it was.
+    /// anything: it succeeds whole or fails with the cache as it was. With the window, it ends
+    /// by letting go of the blocks no layer's window reaches any more: too late to serve
+    /// this append, which counted its blocks without them.
     pub fn append(&mut self, seq_id: SeqId, layer: i64, k: &Chunk, v: &Chunk) -> Result<(), CacheError> {
         self.live(seq_id)?;
         let layer = self.layer(layer)?;
@@ -398,7 +468,7 @@ impl PagedKVCache {
         // Capacity, up front: a copy of each shared block it touches, a new block for each
         // index past the end of the table.
         let shared: Vec<usize> =
-            (first..seq.table.len().min(last + 1)).filter(|&i| self.alloc.is_shared(seq.table[i])).collect();
+            (first..seq.table.len().min(last + 1)).filter(|&i| self.alloc.is_shared(held(&seq.table, i))).collect();
         let needed = shared.len() + (last + 1).saturating_sub(seq.table.len());
         if needed > self.alloc.num_free() {
             return Err(CacheError::OutOfBlocks { needed, free: self.alloc.num_free() });
@@ -406,13 +476,13 @@ impl PagedKVCache {
 
         // Take the blocks in position order: copies (inside the table), then new blocks.
         for i in shared {
-            let (old, copy) = (seq.table[i], take(&mut self.alloc, &mut self.prefix));
+            let (old, copy) = (held(&seq.table, i), take(&mut self.alloc, &mut self.prefix));
             self.pool.copy_block(old, copy);
             self.alloc.unshare(old);
-            seq.table[i] = copy;
+            seq.table[i] = Some(copy);
         }
         while seq.table.len() <= last {
-            seq.table.push(take(&mut self.alloc, &mut self.prefix));
+            seq.table.push(Some(take(&mut self.alloc, &mut self.prefix)));
         }
         self.pool.write(&seq.table, layer, start, k, v);
         seq.lens[layer] = start + tokens;
@@ -420,21 +490,25 @@ impl PagedKVCache {
             let full = seq.lens.iter().min().expect("at least one layer") / bs;
             register(index, seq, full, bs);
         }
+        release_out_of_window(seq, self.window, bs, &mut self.alloc, &self.prefix);
         Ok(())
     }
 
-    /// New K and V arrays `[H, seq_len, D]` of the layer (`len` 0 when it has no positions).
+    /// New K and V arrays `[H, seq_len, D]` of the layer (`len` 0 when it has no positions);
+    /// with the window, of the layer's window only: its last W - 1 positions at most.
     pub fn gather(&self, seq_id: SeqId, layer: i64) -> Result<Gathered, CacheError> {
         let seq = self.live(seq_id)?;
         let layer = self.layer(layer)?;
         let len = seq.lens[layer];
-        Ok(self.pool.read(&seq.table, layer, len))
+        let first = self.window.map_or(0, |window| window.start(len));
+        Ok(self.pool.read(&seq.table, layer, first, len - first))
     }
 
     // -- inspection ------------------------------------------------------------------------
 
-    /// A copy of the sequence's block ids, in position order.
-    pub fn block_table(&self, seq_id: SeqId) -> Result<Vec<BlockId>, CacheError> {
+    /// A copy of the sequence's block ids, in position order; `None` for an entry the window
+    /// released (-1 on the wire).
+    pub fn block_table(&self, seq_id: SeqId) -> Result<Vec<Entry>, CacheError> {
         Ok(self.live(seq_id)?.table.clone())
     }
 
@@ -527,6 +601,33 @@ fn take(alloc: &mut BlockAllocator, prefix: &mut Option<PrefixIndex>) -> BlockId
     block
 }
 
+/// Let go of one holder of `block` (`free`, or the window's release): its last holder's
+/// release makes it free or, registered, cached.
+fn let_go(alloc: &mut BlockAllocator, prefix: &Option<PrefixIndex>, block: BlockId) {
+    let registered = prefix.as_ref().is_some_and(|index| index.is_registered(block));
+    alloc.decref(block, registered);
+}
+
+/// The window's release at the end of an append (after its write and its registration): let
+/// go of every block index that became released ([`Window::released`], counted from the
+/// shortest layer), from the highest index to the lowest as `free` does; its entry becomes
+/// `None`. Entries released by earlier appends are `None` already.
+fn release_out_of_window(
+    seq: &mut Seq,
+    window: Option<Window>,
+    bs: usize,
+    alloc: &mut BlockAllocator,
+    prefix: &Option<PrefixIndex>,
+) {
+    let Some(window) = window else { return };
+    let shortest = *seq.lens.iter().min().expect("at least one layer");
+    for entry in seq.table[..window.released(shortest, bs)].iter_mut().rev() {
+        if let Some(block) = entry.take() {
+            let_go(alloc, prefix, block);
+        }
+    }
+}
+
 /// Register the blocks an append made full (from `seq.nodes.len()`, the full blocks before
 /// it, to `full`) under their keys, the whole prefix of token ids, unless a key already names
 /// a block.
@@ -540,7 +641,7 @@ fn register(index: &mut PrefixIndex, seq: &mut Seq, full: usize, bs: usize) {
         }
         let node = index.child(parent, &seq.tokens[i * bs..(i + 1) * bs]);
         seq.nodes.push(node);
-        index.register(node, seq.table[i]);
+        index.register(node, held(&seq.table, i));
     }
 }
 
@@ -556,6 +657,11 @@ mod tests {
     /// A chunk `[1, T, 1]` holding the given values.
     fn column(values: Vec<u16>) -> Chunk {
         Chunk::new(vec![1, values.len(), 1], values).unwrap()
+    }
+
+    /// The sequence's table as the wire writes it: -1 for a released entry.
+    fn ids(c: &PagedKVCache, seq: SeqId) -> Vec<i64> {
+        c.block_table(seq).unwrap().iter().map(|entry| entry.map_or(-1, i64::from)).collect()
     }
 
     fn counts(c: &PagedKVCache) -> (usize, usize) {
@@ -577,13 +683,13 @@ mod tests {
         // B = 2, one layer, one head, D = 2, a pool of 4.
         let mut c = PagedKVCache::new(4, 2, 1, 1, 2, false).unwrap();
         c.add_seq(0, &[]).unwrap();
-        let tables: [&[BlockId]; 5] = [&[0], &[0], &[0, 1], &[0, 1], &[0, 1, 2]];
+        let tables: [&[i64]; 5] = [&[0], &[0], &[0, 1], &[0, 1], &[0, 1, 2]];
         let pool = [(3, 1), (3, 1), (2, 2), (2, 2), (1, 3)];
         for t in 0..5 {
             let (k, v) = token(t);
             c.append(0, 0, &k, &v).unwrap();
             assert_eq!(c.seq_len(0, 0).unwrap(), t + 1);
-            assert_eq!(c.block_table(0).unwrap(), tables[t]);
+            assert_eq!(ids(&c, 0), tables[t]);
             assert_eq!(counts(&c), pool[t]);
         }
         let g = c.gather(0, 0).unwrap();
@@ -594,10 +700,10 @@ mod tests {
         // A fork shares b0, b1, b2 and allocates nothing; the child's sixth token goes into
         // b2 slot 1, so b2 is copied first, to the lowest free block, 3.
         c.fork(0, 1).unwrap();
-        assert_eq!((c.block_table(1).unwrap(), counts(&c)), (vec![0, 1, 2], (1, 3)));
+        assert_eq!((ids(&c, 1), counts(&c)), (vec![0, 1, 2], (1, 3)));
         let (k, v) = token(5);
         c.append(1, 0, &k, &v).unwrap();
-        assert_eq!((c.block_table(1).unwrap(), c.block_table(0).unwrap()), (vec![0, 1, 3], vec![0, 1, 2]));
+        assert_eq!((ids(&c, 1), ids(&c, 0)), (vec![0, 1, 3], vec![0, 1, 2]));
         assert_eq!(counts(&c), (0, 4));
         assert_eq!(c.gather(0, 0).unwrap(), g, "the parent's view is unchanged");
         let child = c.gather(1, 0).unwrap();
@@ -635,7 +741,7 @@ mod tests {
         assert_eq!((c.seq_len(0, 0).unwrap(), c.seq_len(0, 1).unwrap()), (3, 0));
         assert_eq!(c.gather(0, 1).unwrap(), Gathered { len: 0, k: vec![], v: vec![] });
         c.append(0, 1, &column(vec![7]), &column(vec![8])).unwrap();
-        assert_eq!(c.block_table(0).unwrap(), vec![0, 1], "the longest layer sizes the table");
+        assert_eq!(ids(&c, 0), vec![0, 1], "the longest layer sizes the table");
         assert_eq!(c.gather(0, 1).unwrap(), Gathered { len: 1, k: vec![7], v: vec![8] });
     }
 
@@ -646,7 +752,7 @@ mod tests {
         c.append(0, 0, &column(vec![1]), &column(vec![1])).unwrap();
         let err = c.append(0, 0, &column(vec![2, 3]), &column(vec![2, 3])).unwrap_err();
         assert_eq!(err, CacheError::OutOfBlocks { needed: 2, free: 1 });
-        assert_eq!((c.seq_len(0, 0).unwrap(), c.block_table(0).unwrap(), counts(&c)), (1, vec![0], (1, 1)));
+        assert_eq!((c.seq_len(0, 0).unwrap(), ids(&c, 0), counts(&c)), (1, vec![0], (1, 1)));
     }
 
     #[test]
@@ -705,7 +811,7 @@ mod tests {
         assert_eq!((s.free, s.used, s.cached, s.evictions), (2, 0, 1, 0));
         assert_eq!(c.add_seq(1, &[7, 8]).unwrap(), 0, "the last prompt token is always computed");
         assert_eq!(c.add_seq(2, &[7, 8, 9]).unwrap(), 2);
-        assert_eq!((c.block_table(2).unwrap(), c.seq_len(2, 1).unwrap()), (vec![0], 2));
+        assert_eq!((ids(&c, 2), c.seq_len(2, 1).unwrap()), (vec![0], 2));
         assert_eq!(c.gather(2, 1).unwrap(), Gathered { len: 2, k: vec![1, 2], v: vec![4, 5] });
         assert!(c.add_seq(3, &[1, -1]).is_err() && c.extend(2, &[-5]).is_err());
     }
@@ -730,7 +836,7 @@ mod tests {
         c.add_seq(0, &[]).unwrap();
         let values: Vec<u16> = (0..n).map(|i| (i % 65_521) as u16).collect();
         c.append(0, 0, &column(values.clone()), &column(values.clone())).unwrap();
-        assert_eq!(c.block_table(0).unwrap(), (0..n as BlockId).collect::<Vec<_>>());
+        assert_eq!(ids(&c, 0), (0..n as i64).collect::<Vec<_>>());
         assert_eq!(c.gather(0, 0).unwrap().k, values);
     }
 
@@ -757,7 +863,7 @@ mod tests {
             c.add_seq(s, &[]).unwrap();
             c.append(s, 0, &column(vec![s as u16 + 1]), &column(vec![s as u16 + 1])).unwrap();
         }
-        assert_eq!(c.block_table(256).unwrap(), vec![256]);
+        assert_eq!(ids(&c, 256), vec![256]);
         for s in [0, 1, 255, 256] {
             assert_eq!(c.gather(s, 0).unwrap().k, vec![s as u16 + 1]);
         }

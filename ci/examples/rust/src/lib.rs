@@ -5,15 +5,18 @@
 //! - [`cache`]: `PagedKVCache`, the contract's calls over float16 bit patterns.
 //! - [`prefix`]: prefix caching's keys, a tree of block-sized prefixes of token ids.
 //! - [`wire`]: the protocol: one request line in, one response line out.
+//! - [`window`]: the sliding window's arithmetic: where a window starts, which blocks are released.
 //!
 //! Standard library only, so that it builds offline and reads as a template for ports.
 
 pub mod allocator;
 pub mod cache;
 pub mod prefix;
+pub mod window;
 pub mod wire;
 
 pub use allocator::{Allocation, BlockAllocator, BlockId};
-pub use cache::{CacheError, Chunk, Gathered, PagedKVCache, SeqId, Stats};
+pub use cache::{CacheError, Chunk, Entry, Gathered, Options, PagedKVCache, SeqId, Stats};
 pub use prefix::{PrefixIndex, TokenId};
+pub use window::Window;
 pub use wire::Driver;

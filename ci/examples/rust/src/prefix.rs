@@ -79,21 +79,26 @@ impl PrefixIndex {
         self.node_of.contains_key(&block)
     }
 
-    /// The nodes of the longest run of registered keys tokens[..B], tokens[..2B], ... that end
-    /// before the last token (its logits are always computed).
-    pub fn hit(&self, tokens: &[TokenId]) -> Vec<NodeRef> {
-        let (bs, mut node, mut run) = (self.block_size, ROOT, Vec::new());
-        while (run.len() + 1) * bs <= tokens.len().saturating_sub(1) {
-            let Some(&child) = self.nodes[node].children.get(&tokens[run.len() * bs..(run.len() + 1) * bs]) else {
+    /// The nodes of the keys tokens[..B], tokens[..2B], ... that end before the last token (its
+    /// logits are always computed), as far as the tree holds them, each with the block
+    /// registered under it, if any. A key the tree does not hold has no registered key below
+    /// it (a node stays in the tree only while it has a block or a child), so the walk stops.
+    pub fn walk(&self, tokens: &[TokenId]) -> Vec<(NodeRef, Option<BlockId>)> {
+        let (bs, mut node, mut path) = (self.block_size, ROOT, Vec::new());
+        while (path.len() + 1) * bs <= tokens.len().saturating_sub(1) {
+            let Some(&child) = self.nodes[node].children.get(&tokens[path.len() * bs..(path.len() + 1) * bs]) else {
                 break;
             };
-            if self.nodes[child].block.is_none() {
-                break;
-            }
-            run.push(self.reference(child));
+            path.push((self.reference(child), self.nodes[child].block));
             node = child;
         }
-        run
+        path
+    }
+
+    /// The nodes of the longest run of registered keys tokens[..B], tokens[..2B], ... that end
+    /// before the last token: a hit without the window.
+    pub fn hit(&self, tokens: &[TokenId]) -> Vec<NodeRef> {
+        self.walk(tokens).into_iter().map_while(|(node, block)| block.map(|_| node)).collect()
     }
 
     /// The node of prefix `parent` + `tokens`, made if the tree has none yet.

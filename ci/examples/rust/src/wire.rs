@@ -5,20 +5,23 @@
 //!
 //! Every field is parsed before the cache is called, so a malformed request (`err protocol`)
 //! never changes a cache. The cache's own checks answer everything else, as its error kinds.
-//! The handshake announces the one capability, `prefix_caching` (the option of `new`, and
-//! token lists in `add_seq` and `extend`), then the port's profile where it differs from the
-//! contract's defaults (docs/CONTRACT.md, "Profiles"): `allocation=any`, since free blocks come off a stack.
+//! The handshake announces the capabilities, `prefix_caching` (the option of `new`, and
+//! token lists in `add_seq` and `extend`) and `sliding_window` (the option `sliding_window=W`
+//! of `new`; a released table entry travels as -1), then the port's profile where it differs
+//! from the contract's defaults (docs/CONTRACT.md, "Profiles"): `allocation=any`, since free
+//! blocks come off a stack.
 
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::allocator::{Allocation, BlockId};
-use crate::cache::{CacheError, Chunk, PagedKVCache};
+use crate::cache::{CacheError, Chunk, Entry, Options, PagedKVCache};
 
-/// The implementation's name in the handshake's answer, `ok 1 paged-rust prefix_caching allocation=any`.
+/// The implementation's name in the handshake's answer,
+/// `ok 1 paged-rust prefix_caching sliding_window allocation=any`.
 pub const NAME: &str = "paged-rust";
 
 /// What the handshake announces after the name.
-pub const CAPABILITIES: &str = "prefix_caching";
+pub const CAPABILITIES: &str = "prefix_caching sliding_window";
 
 /// Why a request was not answered `ok`.
 enum Failure {
@@ -107,14 +110,10 @@ impl Driver {
                 })
             }
             ("quit", []) => Ok(String::new()),
-            ("new", [n, b, l, h, d, option @ ..]) if option.len() <= 1 => {
-                let prefix_caching = match option {
-                    [] => false,
-                    ["prefix_caching"] => true,
-                    _ => return Err(protocol("new N B L H D [prefix_caching]")),
-                };
+            ("new", [n, b, l, h, d, words @ ..]) => {
                 let (n, b, l, h, d) = (int(n)?, int(b)?, int(l)?, int(h)?, int(d)?);
-                let cache = PagedKVCache::with_allocation(n, b, l, h, d, prefix_caching, self.allocation)?;
+                let options = new_options(words, self.allocation)?;
+                let cache = PagedKVCache::with_options(n, b, l, h, d, options)?;
                 self.caches.push(cache);
                 Ok((self.caches.len() - 1).to_string())
             }
@@ -190,6 +189,22 @@ const VERBS: [&str; 14] = [
 
 // -- fields ------------------------------------------------------------------------------------
 
+/// The options after `new N B L H D`: `prefix_caching` and `sliding_window=W`, in any order, each
+/// at most once; any other word, or one twice, is malformed. W must parse as an integer; its
+/// range is the cache's to check (`invalid_argument`).
+fn new_options(words: &[&str], allocation: Allocation) -> Result<Options, Failure> {
+    let usage = || protocol("new N B L H D [prefix_caching] [sliding_window=W]");
+    let mut options = Options { allocation, ..Options::default() };
+    for &word in words {
+        match word.split_once('=') {
+            None if word == "prefix_caching" && !options.prefix_caching => options.prefix_caching = true,
+            Some(("sliding_window", w)) if options.sliding_window.is_none() => options.sliding_window = Some(int(w)?),
+            _ => return Err(usage()),
+        }
+    }
+    Ok(options)
+}
+
 /// A decimal integer with an optional leading `-` that fits in an `i64`: no `+`, no spaces;
 /// leading zeros are allowed (`007` is 7, `-0` is 0), as PROTOCOL.md says.
 fn int(text: &str) -> Result<i64, Failure> {
@@ -252,11 +267,13 @@ fn hex(values: &[u16]) -> String {
     out
 }
 
-fn list(ids: &[BlockId]) -> String {
-    if ids.is_empty() {
+/// A block table: its ids joined by `,`, -1 for an entry the window released; `-` when empty.
+fn list(table: &[Entry]) -> String {
+    if table.is_empty() {
         return "-".to_string();
     }
-    ids.iter().map(|id| id.to_string()).collect::<Vec<_>>().join(",")
+    let id = |entry: &Entry| entry.map_or("-1".to_string(), |block: BlockId| block.to_string());
+    table.iter().map(id).collect::<Vec<_>>().join(",")
 }
 
 #[cfg(test)]
@@ -279,7 +296,7 @@ mod tests {
     fn the_worked_transcript_of_protocol_md() {
         replay(
             "> hello 1
-            < ok 1 paged-rust prefix_caching
+            < ok 1 paged-rust prefix_caching sliding_window
             > new 4 2 1 1 2
             < ok 0
             > add_seq 0 0
@@ -325,7 +342,7 @@ mod tests {
     fn the_prefix_caching_transcript_of_protocol_md() {
         replay(
             "> hello 1
-            < ok 1 paged-rust prefix_caching
+            < ok 1 paged-rust prefix_caching sliding_window
             > new 4 2 1 1 1 prefix_caching
             < ok 0
             > add_seq 0 0 7,8,9
@@ -350,17 +367,69 @@ mod tests {
     }
 
     #[test]
+    fn a_sliding_window_transcript() {
+        // W = 2, B = 1, one layer, one head, D = 1: after two positions, position 0 is out of
+        // every window, its block goes back to the pool and its entry reads -1.
+        replay(
+            "> hello 1
+            < ok 1 paged-rust prefix_caching sliding_window
+            > new 2 1 1 1 1 sliding_window=2
+            < ok 0
+            > add_seq 0 0
+            < ok 0
+            > append 0 0 0 1,2,1 1,2,1 3c004000 bc00c000
+            < ok
+            > block_table 0 0
+            < ok -1,1
+            > gather 0 0 0
+            < ok 1 4000 c000
+            > seq_len 0 0 0
+            < ok 2
+            > stats 0
+            < ok free=1 used=1 cached=0 evictions=0
+            > append 0 0 0 1,2,1 1,2,1 42004400 c200c400
+            < err out_of_blocks the append needs 2 blocks, 1 free
+            > fork 0 0 1
+            < ok
+            > block_table 0 1
+            < ok -1,1
+            > new 4 2 1 1 1 sliding_window=3 prefix_caching
+            < ok 1
+            > new 4 2 1 1 1 prefix_caching sliding_window=0002
+            < ok 2
+            > new 4 2 1 1 1 sliding_window=1
+            < err invalid_argument sliding_window must be from 2 to 2^31 - 1, got 1
+            > new 4 2 1 1 1 sliding_window=2147483648
+            < err invalid_argument sliding_window must be from 2 to 2^31 - 1, got 2147483648
+            > new 0 2 1 1 1 sliding_window=1
+            < err invalid_argument num_blocks must be at least 1, got 0
+            > new 4 2 1 1 1 sliding_window=2147483647
+            < ok 3",
+        );
+    }
+
+    #[test]
     fn malformed_requests_are_protocol_errors() {
         let mut d = Driver::new();
         let mut ask = |line: &str| d.handle(line).0;
         assert!(ask("new 4 2 1 1 2").starts_with("err protocol "), "no hello first");
         assert_eq!(ask("hello 2"), "err protocol unsupported version");
-        assert_eq!(ask("hello 1\r"), "ok 1 paged-rust prefix_caching allocation=any");
+        assert_eq!(ask("hello 1\r"), "ok 1 paged-rust prefix_caching sliding_window allocation=any");
         assert!(ask("hello 1").starts_with("err protocol "), "a second hello");
         for bad in [
             "new 4 2 1 1",
             "new 4 2 1 1 2 prefix",
             "new 4 2 1 1 2 prefix_caching prefix_caching",
+            "new 4 2 1 1 2 sliding_window=2 sliding_window=2",
+            "new 4 2 1 1 2 sliding_window=2 prefix_caching sliding_window=3",
+            "new 4 2 1 1 2 sliding_window=2 prefix_caching extra",
+            "new 4 2 1 1 2 sliding_window",
+            "new 4 2 1 1 2 sliding_window=",
+            "new 4 2 1 1 2 sliding_window=+2",
+            "new 4 2 1 1 2 sliding_window=2=2",
+            "new 4 2 1 1 2 sliding_window=9223372036854775808",
+            "new 4 2 1 1 2 sliding-window=2",
+            "new 4 2 1 1 2 prefix_caching=1",
             "new +4 2 1 1 2",
             "new 4 2 1 1 9223372036854775808",
             "stats 0",

@@ -14,7 +14,9 @@
 //! have is skipped, with the reason. Under `allocation=lowest-free` block tables compare
 //! exactly. Under `allocation=any` they compare up to a renaming of block ids ([`Renaming`]):
 //! per cache handle, a bijection between the transcript's (the oracle's) ids and the port's,
-//! bound at a `block_table` answer and unbound by the transcript's `# released C IDS` lines.
+//! bound at a `block_table` answer and unbound by the transcript's `# released C IDS` lines. A
+//! table entry the sliding window released is -1 (docs/CONTRACT.md, "Sliding window"): it
+//! names no block, so it must be -1 on both sides and binds nothing.
 //!
 //! Two tests, one per mode, selectable by name: `under_the_ports_profile` (the driver as it
 //! ships, `allocation=any`) and `with_lowest_free_ids` (`Driver::with_allocation(LowestFree)`,
@@ -44,6 +46,9 @@ struct Transcript {
     profile: Vec<(String, String)>,
     steps: Vec<Step>,
 }
+
+/// A block table's entry that the sliding window released (docs/CONTRACT.md, "Sliding window").
+const RELEASED: i64 = -1;
 
 /// docs/CONTRACT.md's options and their defaults, the profile of a driver that names none.
 const DEFAULTS: [(&str, &str); 3] = [("allocation", "lowest-free"), ("reuse", "free-first"), ("duplicates", "first")];
@@ -124,12 +129,19 @@ struct Renaming {
 impl Renaming {
     /// One `block_table` answer of cache `handle`: entry i is oracle block `oracle[i]` and port
     /// block `port[i]`. A bound oracle id must come back as its port id; an unbound one must
-    /// not come back as a port id bound to another oracle id; then the pair is bound.
+    /// not come back as a port id bound to another oracle id; then the pair is bound. An entry
+    /// the sliding window released, -1, names no block: it must be -1 in both, and binds nothing.
     fn table(&mut self, handle: i64, oracle: &[i64], port: &[i64]) -> Result<(), String> {
         if oracle.len() != port.len() {
             return Err(format!("the table has {} entries, expected {}", port.len(), oracle.len()));
         }
         for (i, (&m, &p)) in oracle.iter().zip(port).enumerate() {
+            if m == RELEASED || p == RELEASED {
+                if m != p {
+                    return Err(format!("entry {i} is {p}, expected {m} (-1: released by the sliding window)"));
+                }
+                continue;
+            }
             match (self.port_of.get(&(handle, m)), self.oracle_of.get(&(handle, p))) {
                 (Some(&bound), _) if bound != p => {
                     return Err(format!(
@@ -366,6 +378,23 @@ fn each_handle_renames_apart_and_lengths_and_other_answers_stay_exact() {
     assert!(scripted(ANY, s, &["ok free=0 used=2 cached=0 evictions=0"]).is_err());
     let e = "> block_table 0 5\n< err unknown_sequence sequence 5 is not live\n";
     assert_eq!(scripted(ANY, e, &["err unknown_sequence 5"]), Ok(None));
+}
+
+#[test]
+fn a_released_entry_is_minus_1_on_both_sides_and_binds_nothing() {
+    // Seq 0's entry 0 was released by the window; entry 1 is oracle block 1.
+    let t = "# requires: sliding_window\n> block_table 0 0\n< ok -1,1\n> block_table 0 1\n< ok 0,-1\n";
+    let window = "ok 1 port prefix_caching sliding_window allocation=any";
+    assert_eq!(scripted(window, t, &["ok -1,4", "ok 6,-1"]), Ok(None));
+    let report = scripted(window, t, &["ok 3,4", "ok 6,-1"]).unwrap_err();
+    assert!(report.contains("entry 0 is 3, expected -1"), "a block where the oracle released: {report}");
+    let report = scripted(window, t, &["ok -1,4", "ok -1,-1"]).unwrap_err();
+    assert!(report.contains("entry 0 is -1, expected 0"), "released where the oracle holds a block: {report}");
+    let report = scripted(window, t, &["ok -1,4", "ok 4,-1"]).unwrap_err();
+    assert!(report.contains("still the transcript's block 1"), "-1 bound nothing, 4 is still block 1: {report}");
+    assert!(scripted("ok 1 port", t, &[]).unwrap().unwrap().contains("requires sliding_window"));
+    assert_eq!(scripted("ok 1 port sliding_window", t, &["ok -1,1", "ok 0,-1"]), Ok(None), "exact");
+    assert!(scripted("ok 1 port sliding_window", t, &["ok -1,1", "ok 0,1"]).is_err());
 }
 
 #[test]
