@@ -254,40 +254,46 @@ def prefix_off(s: Script) -> None:
     s.observe(c, [1])
 
 
+def random_session(s: Script, c: Any, seed: int, ops: list[str], longest_tail: int) -> None:
+    """60 seeded random requests on cache c (2 layers, B = 2, D = 1, 8 blocks, prefix caching): prompts
+    over 3 tokens that share a prefix of an earlier one then add up to `longest_tail - 1` tokens, decode
+    steps, forks and frees, drawn from `ops`; each observed after it. Refusals are the vectors' answers."""
+    rng = np.random.default_rng(seed)
+    layers = 2
+    live: list[int] = []
+    prompts: list[list[int]] = [[]]
+    for n in range(60):
+        op = rng.choice(ops) if live else "prompt"
+        if op in ("prompt", "fork") and len(live) >= 4:
+            op = "free"
+        try:
+            if op == "prompt":
+                base = prompts[int(rng.integers(len(prompts)))]
+                prompt = base[: int(rng.integers(len(base) + 1))] + [int(t) for t in rng.integers(0, 3, int(rng.integers(0, longest_tail)))]
+                prompts.append(prompt)
+                live.append(100 + n)
+                prompt_in(s, c, 100 + n, prompt, layers, seed * 1000 + n, dims=1)
+            elif op == "decode":
+                seq = live[int(rng.integers(len(live)))]
+                c.extend(seq, [int(rng.integers(3))])
+                for layer in range(layers):
+                    c.append(seq, layer, *chunk(1, 1, 1, seed * 1000 + n + layer))
+            elif op == "fork":
+                c.fork(live[int(rng.integers(len(live)))], 100 + n)
+                live.append(100 + n)
+            else:
+                c.free(live.pop(int(rng.integers(len(live)))))
+        except (OutOfBlocks, ValueError):
+            pass  # out of blocks mid-prompt, or a decode step of a sequence whose prompt ran out: refused alike
+        s.observe(c, live)
+
+
 def prefix_random(seed: int) -> Vector:
     """Seeded random prompts over 3 tokens, decode steps, forks and frees."""
 
     def make() -> Script:
         s = Script(f"prefix-random-{seed}", f"seeded random prompts over 3 tokens, decode steps, forks and frees (seed {seed})", "prefix-caching random out-of-blocks copy-on-write")
-        rng = np.random.default_rng(seed)
-        layers, bs = 2, 2
-        c = s.new(8, bs, layers, 1, 1, prefix_caching=True)
-        live: list[int] = []
-        prompts: list[list[int]] = [[]]
-        for n in range(60):
-            op = rng.choice(["prompt", "prompt", "decode", "fork", "free"]) if live else "prompt"
-            if op in ("prompt", "fork") and len(live) >= 4:
-                op = "free"
-            try:
-                if op == "prompt":
-                    base = prompts[int(rng.integers(len(prompts)))]
-                    prompt = base[: int(rng.integers(len(base) + 1))] + [int(t) for t in rng.integers(0, 3, int(rng.integers(0, 6)))]
-                    prompts.append(prompt)
-                    live.append(100 + n)
-                    prompt_in(s, c, 100 + n, prompt, layers, seed * 1000 + n, dims=1)
-                elif op == "decode":
-                    seq = live[int(rng.integers(len(live)))]
-                    c.extend(seq, [int(rng.integers(3))])
-                    for layer in range(layers):
-                        c.append(seq, layer, *chunk(1, 1, 1, seed * 1000 + n + layer))
-                elif op == "fork":
-                    c.fork(live[int(rng.integers(len(live)))], 100 + n)
-                    live.append(100 + n)
-                else:
-                    c.free(live.pop(int(rng.integers(len(live)))))
-            except (OutOfBlocks, ValueError):
-                pass  # out of blocks mid-prompt, or a decode step of a sequence whose prompt ran out: refused alike
-            s.observe(c, live)
+        random_session(s, s.new(8, 2, 2, 1, 1, prefix_caching=True), seed, ["prompt", "prompt", "decode", "fork", "free"], 6)
         return s
 
     make.__name__ = f"prefix_random_{seed}"

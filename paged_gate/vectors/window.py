@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
 
 from oracle.as_impl import OutOfBlocks
-from paged_gate.vectors.prefix import prompt_in
+from paged_gate.vectors.prefix import prompt_in, random_session
 from paged_gate.vectors.script import Script, Vector, chunk, scripted
 
 VECTORS: list[Vector] = []
@@ -252,35 +251,8 @@ def window_random(seed: int, window: int) -> Vector:
             f"window-random-{seed}", f"seeded random prompts over 3 tokens, decode steps, forks and frees, W = {window} (seed {seed})",
             "sliding-window prefix-caching random out-of-blocks copy-on-write",
         )
-        rng = np.random.default_rng(seed)
-        layers, bs = 2, 2
-        c = s.new(8, bs, layers, 1, 1, prefix_caching=True, sliding_window=window)
-        live: list[int] = []
-        prompts: list[list[int]] = [[]]
-        for n in range(60):
-            op = rng.choice(["prompt", "prompt", "decode", "decode", "fork", "free"]) if live else "prompt"
-            if op in ("prompt", "fork") and len(live) >= 4:
-                op = "free"
-            try:
-                if op == "prompt":
-                    base = prompts[int(rng.integers(len(prompts)))]
-                    prompt = base[: int(rng.integers(len(base) + 1))] + [int(t) for t in rng.integers(0, 3, int(rng.integers(0, 8)))]
-                    prompts.append(prompt)
-                    live.append(100 + n)
-                    prompt_in(s, c, 100 + n, prompt, layers, seed * 1000 + n, dims=1)
-                elif op == "decode":
-                    seq = live[int(rng.integers(len(live)))]
-                    c.extend(seq, [int(rng.integers(3))])
-                    for layer in range(layers):
-                        c.append(seq, layer, *chunk(1, 1, 1, seed * 1000 + n + layer))
-                elif op == "fork":
-                    c.fork(live[int(rng.integers(len(live)))], 100 + n)
-                    live.append(100 + n)
-                else:
-                    c.free(live.pop(int(rng.integers(len(live)))))
-            except (OutOfBlocks, ValueError):
-                pass  # out of blocks mid-prompt, or a decode step of a sequence whose prompt ran out: refused alike
-            s.observe(c, live)
+        c = s.new(8, 2, 2, 1, 1, prefix_caching=True, sliding_window=window)
+        random_session(s, c, seed, ["prompt", "prompt", "decode", "decode", "fork", "free"], 8)
         return s
 
     make.__name__ = f"window_random_{seed}"
