@@ -228,8 +228,8 @@ class ModelKVCache:
                 if None not in last:
                     return [None] * (k - need) + last
         run = list[int | None]()
-        while len(run) < most and block(len(run)) is not None:
-            run.append(block(len(run)))
+        while len(run) < most and (next_block := block(len(run))) is not None:
+            run.append(next_block)
         return run
 
     # -- checks ---------------------------------------------------------------------------

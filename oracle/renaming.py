@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-RELEASED = -1  # a table entry a sliding window let go (oracle.model.RELEASED)
+from .model import RELEASED
 
 
 def outside_pool(what: str, ids: Sequence[int], num_blocks: int) -> str | None:
