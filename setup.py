@@ -17,8 +17,8 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
 SUITE = ("pyproject.toml", "tests", "ci/vectors", "ci/bench", "bench", "ci/examples", "engines")
-# ci/examples/rust: the Rust port, built by cargo; engines/field_bugs: the engines' mutants, run from a checkout
-LEFT_OUT = ("__pycache__", "*.pyc", "rust", "field_bugs", ".hypothesis", ".pytest_cache")
+# ci/examples/rust: the Rust port, built by cargo, run from a checkout
+LEFT_OUT = ("__pycache__", "*.pyc", "rust", ".hypothesis", ".pytest_cache")
 
 
 class BuildWithSuite(build_py):

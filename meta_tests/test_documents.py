@@ -136,7 +136,7 @@ def test_every_link_and_path_names_what_the_repository_holds(doc: Path) -> None:
 def test_the_path_check_can_fail() -> None:
     """The check above, on names the repository does not hold (a document cited beside another, a typo)."""
     doc = ROOT / "docs" / "CONTRACT.md"
-    assert exists("docs/PROTOCOL.md", doc) and exists("src/wire.rs", doc) and exists("engines/field_bugs/vNN_*.py", doc)
+    assert exists("docs/PROTOCOL.md", doc) and exists("src/wire.rs", doc) and exists("mutants/engines/vNN_*.py", doc)
     assert not exists("seed.md", doc) and not exists("docs/PROTOCOL.txt", doc) and not exists("../shared/ENGINES.md", doc)
     assert backquoted_paths(ROOT / "README.md"), "the README's paths were found"
 

@@ -1,7 +1,7 @@
 """One run of the suite on a mutant, in a subprocess with a timeout, and its verdict.
 
 Both mutant runners use it: mutants/runner.py (a copy of this repository with `paged` or the Rust
-port mutated) and engines/field_bugs/runner.py (a mirror of an installed engine with one of its
+port mutated) and mutants/engines/runner.py (a mirror of an installed engine with one of its
 files mutated). What differs is passed in: the mutant's folder, what goes on PYTHONPATH, the
 working folder, and what the guard plugin (mutants/guard.py) must see.
 

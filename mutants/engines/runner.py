@@ -7,7 +7,7 @@ The way --rust works for the Rust port, with the engine's installed source in pl
    temporary folder: directories are made, every file is a symlink to the installed one (the vLLM
    wheel is 321 MB; nothing is copied).
 2. Run the selected tests on the unmutated mirror: they must pass (exit 2 otherwise).
-3. For each mutant (engines/field_bugs/vNN_*.py for vLLM, wNN_*.py for its sliding window, nNN_*.py for nano-vllm; each an exact
+3. For each mutant (mutants/engines/vNN_*.py for vLLM, wNN_*.py for its sliding window, nNN_*.py for nano-vllm; each an exact
    edit of one engine file, relative to site-packages, whose old text must occur exactly once),
    replace the edited files' symlinks in a fresh mirror with edited copies, and run pytest with the
    mirror first on PYTHONPATH, so the adapter loads the mutated engine. The guard plugin
@@ -61,7 +61,7 @@ ENGINES = {
 
 
 def engine_mutants(engine: Engine) -> list[Mutant]:
-    return discover(__package__ or "engines.field_bugs", re.compile(rf"^{engine.prefix}\d\d_\w+$"))
+    return discover(__package__ or "mutants.engines", re.compile(rf"^{engine.prefix}\d\d_\w+$"))
 
 
 def site_root(engine: Engine) -> Path:
