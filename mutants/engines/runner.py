@@ -6,7 +6,9 @@ The way --rust works for the Rust port, with the engine's installed source in pl
 1. Find the installed engine (the `vllm` or `nanovllm` folder on sys.path) and mirror it into a
    temporary folder: directories are made, every file is a symlink to the installed one (the vLLM
    wheel is 321 MB; nothing is copied).
-2. Run the selected tests on the unmutated mirror: they must pass (exit 2 otherwise).
+2. Gate the unmutated, installed engine (`python -m paged_gate --impl ADAPTER`, under its PROFILE, with
+   ADAPTER.xfails): it must PASS (exit 2 otherwise). With tests given after `--`, run those on the
+   unmutated mirror instead.
 3. For each mutant (mutants/engines/vNN_*.py for vLLM, wNN_*.py for its sliding window, nNN_*.py for nano-vllm; each an exact
    edit of one engine file, relative to site-packages, whose old text must occur exactly once),
    replace the edited files' symlinks in a fresh mirror with edited copies, and run pytest with the
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mutants import Mutant, StaleMutant, apply_mutant, discover
-from mutants.pytest_run import Guard, PytestRun, run_pytest, tail, verdict
+from mutants.pytest_run import Ended, Guard, PytestRun, run_pytest, run_with_timeout, tail, verdict
 from mutants.runner import Result, print_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -116,6 +118,17 @@ def gate(root: Path, engine: Engine, modules: tuple[str, ...], args: argparse.Na
     )
 
 
+def gate_clean(engine: Engine) -> Ended:
+    """The clean run: the gate itself (`python -m paged_gate`, as ci/engines used to run before the
+    mutants) on the installed, unmutated engine, under the profile its adapter declares, with its
+    xfails. The mutants' suite runs are that gate's suite with one file of the engine edited, so a
+    PASS here is the baseline they are scored against, and nothing is run twice."""
+    xfails = ADAPTERS / f"{engine.adapter}.xfails"
+    cmd = [sys.executable, "-m", "paged_gate", "--impl", engine.adapter, *(["--xfails", str(xfails)] if xfails.exists() else [])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ADAPTERS), str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    return run_with_timeout(cmd, REPO, env, None)
+
+
 def main(argv: list[str]) -> int:
     if "--" in argv:
         cut = argv.index("--")
@@ -144,15 +157,26 @@ def main(argv: list[str]) -> int:
         clean = work / "clean"
         mirror(site, engine, clean)
         print(f"mutants --engine {engine.name}: {len(mutants)} mutants of {site / engine.package}, adapter {engine.adapter}", flush=True)
-        run = gate(clean, engine, (), args, pytest_args, None)
-        status, by, detail = verdict(run, None)
-        if status != "survived":
-            print(tail(run.ended.out, 40), file=sys.stderr)
-            why = f"{by} failed" if by else detail.splitlines()[0]
-            print(f"mutants --engine: the tests do not pass on the unmutated engine ({why}); no score.", file=sys.stderr)
-            return 2
-        print(f"clean run: passed in {run.ended.seconds:.1f} s", flush=True)
-        timeout = args.timeout or max(120.0, 10.0 * run.ended.seconds)
+        if pytest_args:  # the tests narrowed: the clean run is those tests on the mirror
+            run = gate(clean, engine, (), args, pytest_args, None)
+            status, by, detail = verdict(run, None)
+            if status != "survived":
+                print(tail(run.ended.out, 40), file=sys.stderr)
+                why = f"{by} failed" if by else detail.splitlines()[0]
+                print(f"mutants --engine: the tests do not pass on the unmutated engine ({why}); no score.", file=sys.stderr)
+                return 2
+            seconds = run.ended.seconds
+            print(f"clean run: passed in {seconds:.1f} s", flush=True)
+        else:
+            ended = gate_clean(engine)
+            if ended.code != 0:
+                print(tail(ended.out, 40), file=sys.stderr)
+                print(f"mutants --engine: the gate does not PASS the unmutated engine (exit {ended.code}); no score.", file=sys.stderr)
+                return 2
+            seconds = ended.seconds
+            print(f"clean run: the gate's verdict on the unmutated engine, in {seconds:.1f} s:", flush=True)
+            print("\n".join(line for line in ended.out.splitlines() if line.startswith(("=== gate verdict", "  "))), flush=True)
+        timeout = args.timeout or max(120.0, 10.0 * seconds)
 
         def one(m: Mutant) -> Result:
             start = time.monotonic()
