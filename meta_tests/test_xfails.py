@@ -112,10 +112,14 @@ def test_a_listed_test_that_fails_another_way_fails_with_both_texts(tmp_path: Pa
     assert outcomes[PASSING]["outcome"] == "xpassed"
 
 
-def test_a_wide_entry_is_a_usage_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_wide_entry_is_a_usage_error(tmp_path: Path, workers: str) -> None:
+    """An entry naming the 11 cases of a parametrised test is refused before any test runs, in one process
+    (the collection hook) and under xdist (the controller's hook, which the gate's `-n auto` uses)."""
     listed = tmp_path / "xfails.txt"
-    listed.write_text("tests/test_catalog.py::test_bad_arguments_constructor  # expects: x  # why\n")
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", f"--xfails={listed}", "--collect-only", "tests/test_catalog.py"]
+    listed.write_text("tests/test_catalog.py::test_bad_arguments_constructor  # expects: x=  # why\n")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", workers, f"--xfails={listed}", "tests/test_catalog.py"]
     run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 4, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "test_bad_arguments_constructor names" in run.stderr and "would hide every other failure" in run.stderr
+    assert "test_bad_arguments_constructor names 11 tests" in run.stderr and "would hide every other failure" in run.stderr, run.stderr[-3000:]
+    assert " passed" not in run.stdout, run.stdout[-3000:]

@@ -254,11 +254,6 @@ def refuse_wide_xfails(nodeids: list[str]) -> None:
         raise pytest.UsageError("--xfails: " + "\n".join(problems))
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
-    refuse_wide_xfails(ids)
-
-
 def judge_listed(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
     """A listed test's report as --xfails says: its expected failure xfailed (the record keeps the actual
     message), another failure left failed with both texts, a pass an xpass."""
@@ -336,7 +331,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
-    SELECTED[:] = list(ids)  # every worker collects the same tests
+    """Under xdist, the controller's view of a worker's collection: the tests selected (every worker
+    collects the same), and the refusal of an --xfails entry that names several of them."""
+    SELECTED[:] = list(ids)
+    refuse_wide_xfails(ids)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
