@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from paged_gate.target import OPTIONAL, Target
 
@@ -53,7 +54,7 @@ class Scope:
     listed: int = 0
 
 
-def parts(target: Target, steps: list[Step] = []) -> tuple[list[str], list[str]]:  # noqa: B006 - never changed
+def parts(target: Target, steps: Sequence[Step] = ()) -> tuple[list[str], list[str]]:
     """(the parts of the contract a run checks, the parts it cannot: each with why). An optional part the
     implementation announced is checked only when every step that tells (the vectors, the suite) ran some of
     its vectors or tests and they passed."""

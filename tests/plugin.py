@@ -1,7 +1,9 @@
 """The suite's pytest plugin (loaded by tests/conftest.py and meta_tests/conftest.py): the
 implementation under test (--impl / PAGED_IMPL), Hypothesis profiles, the tests a driver skips, failure
-transcripts (--transcript), the failures a port expects (--xfails, tests/xfails.py), and each test's
-outcome (--outcomes) with its calls into an engine (engine_calls).
+transcripts (--transcript), the failures a port expects (--xfails, tests/xfails.py, strict), the
+outcomes only the suite may give (an expected failure it did not list, a skip for none of its reasons,
+tests/skips.py: failures), and each test's outcome (--outcomes) with its calls into an engine
+(engine_calls) and the capabilities it needs.
 
 The run's settings are one `paged_gate.config.Config`, built here (the edge): the environment's
 PAGED_* settings, overridden by this plugin's options, then handed to the harness (`harness.configure`).
@@ -287,7 +289,7 @@ def judge_unlisted(report: pytest.TestReport) -> None:
         del report.wasxfail
         fail(report, f"outcome=xfailed ({reason!r}), but should be passed [{report.nodeid}]: "
                      "no --xfails entry names this test, so nothing may turn its failure into an expected one")
-    elif report.skipped and not hasattr(report, "wasxfail"):
+    elif report.skipped:
         longrepr = report.longrepr
         reason = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
         if not skips.ours(reason):
