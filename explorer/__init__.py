@@ -15,9 +15,10 @@ table, every layer's length and gather (bit exact). What it walks, each claim fo
 Geometries are walked a depth at a time in turn, so a failure within every tree depth is a shortest
 one across them all. The parts: `alphabet.py` (geometries, the calls tried, the values sent),
 `model.py` (the oracle's side: making it, error kinds, table checkers; its copy and state key are
-`oracle.state`'s), `ports.py` and `driver_port.py` (a Python module, copied faithfully (`faithful.py`:
-pickled once a state, fields as they are, views kept) and checked against replays; a driver, a cache
-per state by handle, its requests sent ahead by `wire.ahead`), `walk.py`, `messages.py` (what differs,
+`oracle.state`'s), `ports.py` and `driver_port.py` (a Python module, each state's cache made by
+replaying its calls on a fresh cache, so state kept outside the cache object is made too (opt-in:
+copies pickled by `faithful.py` and checked against replays); a driver, a cache per state by handle,
+its calls replayed likewise, its requests sent ahead by `wire.ahead`), `walk.py`, `messages.py` (what differs,
 in the one format) and `report.py` (the verdict). docs/EXHAUSTIVE.md has the cost and the limits.
 It is no part of the protocol: it drives one (`wire`), and the oracle.
 """

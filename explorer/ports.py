@@ -33,7 +33,7 @@ Item = tuple[str, tuple[Any, ...], Sequence[int], bool]  # a call made: method, 
 Outcome = tuple[tuple[str, Any], Observation, Any]  # its answer, the observation after it, the copy kept (or None)
 Copier = Callable[[Any], Callable[[], Any]]  # a cache -> a function that makes a copy of it as it is now
 INT32 = np.dtype(np.int32).str  # a block table's dtype, as an observation holds it ('<i4')
-CHECK_EVERY = 100  # by default a module port compares copy 1, 101, 201, ... of each walk with a replay of its calls
+CHECK_EVERY = 100  # a module port with a copier compares copy 1, 101, 201, ... of each walk with a replay of its calls
 
 
 class UnfaithfulCopy(Exception):
@@ -47,7 +47,8 @@ def call_text(method: str, args: tuple[Any, ...]) -> str:
 
 
 def snapshots(cache: Any) -> Callable[[], Any]:
-    """The default Copier: the cache pickled once (`faithful.snapshot`), each copy restored from that."""
+    """A Copier: the cache pickled once (`faithful.snapshot`), each copy restored from that. It carries
+    the cache object and what it reaches, never state the module keeps outside it: opt-in only."""
     snap = snapshot(cache)
     return lambda: restore(snap)
 
@@ -58,11 +59,14 @@ def each_copy(copy_one: Callable[[Any], Any]) -> Copier:
 
 
 class ModulePort:
-    """A Python module exporting PagedKVCache and OutOfBlocks. A state's copies are made by `copier`
-    (`snapshots`), every `check_every`-th copy checked against a replay of its calls (UnfaithfulCopy when
-    they differ); with no copier (or one that raises), every copy is a replay of the state's calls."""
+    """A Python module exporting PagedKVCache and OutOfBlocks. By default every state's cache is made as a
+    driver's is: a fresh cache with the state's calls replayed into it, so whatever the port keeps outside
+    the cache object (a module-level table keyed by the cache, say) is made too, and every printed claim
+    holds of the calls as a user makes them. With a `copier` (`snapshots`: opt-in, for a port whose state
+    is all in the object), copies are made by it instead, every `check_every`-th checked field by field
+    against a replay (UnfaithfulCopy when they differ); a copier that raises falls back to replays."""
 
-    def __init__(self, module: Any, copier: Copier | None = snapshots, check_every: int = CHECK_EVERY) -> None:
+    def __init__(self, module: Any, copier: Copier | None = None, check_every: int = CHECK_EVERY) -> None:
         self.module = module
         self.check_every = check_every
         self.name = getattr(module, "__name__", "?")

@@ -10,7 +10,7 @@ last depth, where no node is kept, only the calls that reach a new state are (a 
 seen before adds nothing to either claim, and they were half the cost of a walk).
 
 At each node kept, every call the model accepts is made on a copy of the node's cache (the port's
-copy: a faithful copy or a replay), answer and observation checked; then every call the model refuses
+copy: a replay of the node's calls on a fresh cache, or an opt-in faithful copy), answer and observation checked; then every call the model refuses
 is made on the node's own cache, one after another, each answer checked, then the state observed once.
 If that goes wrong, each refused call is made alone on a fresh cache to name the one.
 

@@ -21,7 +21,7 @@ def test_an_empty_environment_gives_the_defaults() -> None:
 def test_a_child_reads_back_the_parents_config() -> None:
     parent = Config(
         impl="exec:x", profile=parse("allocation=any"), shrink_seconds=5, explore_seconds=7, start_seconds=9,
-        driver_timeout=3, coverage_out=Path("/tmp/c"), engines=True, engine_only="nano_vllm",
+        driver_timeout=3, coverage_out=Path("/tmp/c"), engines=True, engine_only="nano_vllm", announced="allocation=any prefix_caching",
     )
     assert Config.from_env(parent.child_env({"PAGED_OTHER": "kept", "HOME": "/h"})) == parent
     assert parent.child_env({"PAGED_OTHER": "kept"})["PAGED_OTHER"] == "kept"

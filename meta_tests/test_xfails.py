@@ -49,10 +49,10 @@ class PagedKVCache(paged.PagedKVCache):
 
 
 def test_an_entry_is_a_test_its_expected_failure_and_why() -> None:
-    text = f"# a comment\n\n{HAND}  # expects: {FREE_WAY}  # the pool # counts one more\n{PASSING} # expects: x # y\n"
+    text = f"# a comment\n\n{HAND}  # expects: {FREE_WAY}  # the pool # counts one more\n{PASSING} # expects: x= # y\n"
     entries = xfails.parse(text, "x.txt")
     assert entries[HAND] == xfails.Entry(HAND, FREE_WAY, "the pool # counts one more", "x.txt:3")
-    assert (entries[PASSING].expects, entries[PASSING].why) == ("x", "y")
+    assert (entries[PASSING].expects, entries[PASSING].why) == ("x=", "y")
 
 
 @pytest.mark.parametrize(
@@ -61,9 +61,11 @@ def test_an_entry_is_a_test_its_expected_failure_and_why() -> None:
         (f"{HAND}  # the reason only", "the failure it expects and why"),
         (f"{HAND}  # expects: {FREE_WAY}", "the failure it expects and why"),
         (f"{HAND}  # expects:  # why", "the failure it expects and why"),
-        ("tests/test_catalog.py  # expects: x  # why", "is a whole file"),
-        ("tests/test_prefix.py::TestPrefixMachine  # expects: x  # why", "is a class"),
-        (f"{HAND}  # expects: x  # why\n{HAND}  # expects: y  # why", "listed twice (first at x.txt:1)"),
+        ("tests/test_catalog.py  # expects: x=  # why", "is a whole file"),
+        ("tests/test_prefix.py::TestPrefixMachine  # expects: x=  # why", "is a class"),
+        (f"{HAND}  # expects: x=  # why\n{HAND}  # expects: y=  # why", "listed twice (first at x.txt:1)"),
+        (f"{HAND}  # expects: Error  # why", "'Error' names no observable"),
+        (f"{HAND}  # expects: = 3  # why", "'= 3' names no observable"),
     ],
 )
 def test_a_bad_entry_is_refused_with_why(line: str, why: str) -> None:
@@ -72,7 +74,7 @@ def test_a_bad_entry_is_refused_with_why(line: str, why: str) -> None:
 
 
 def test_a_parametrised_test_without_its_parameters_is_too_wide() -> None:
-    entries = xfails.parse("t.py::test_a  # expects: x  # why\nt.py::test_b[1]  # expects: x  # why\nt.py::test_c  # expects: x  # why", "x.txt")
+    entries = xfails.parse("t.py::test_a  # expects: x=  # why\nt.py::test_b[1]  # expects: x=  # why\nt.py::test_c  # expects: x=  # why", "x.txt")
     problems = xfails.too_wide(entries, ["t.py::test_a[1]", "t.py::test_a[2]", "t.py::test_b[1]", "t.py::test_b[2]", "t.py::test_c"])
     assert problems == [f"x.txt:1: t.py::test_a names 2 tests (e.g. t.py::test_a[1]); {xfails.ONE_EACH}"]
 
@@ -86,7 +88,7 @@ def suite(tmp_path: Path, way: str, *args: str) -> tuple[subprocess.CompletedPro
     """pytest on HAND and PASSING against the tiny cache failing `way`, with both listed; its run and outcomes."""
     (tmp_path / "tiny_way.py").write_text(TINY)
     listed = tmp_path / "xfails.txt"
-    listed.write_text(f"{HAND}  # expects: {FREE_WAY}  # one free block too many\n{PASSING}  # expects: anything  # listed, but passes\n")
+    listed.write_text(f"{HAND}  # expects: {FREE_WAY}  # one free block too many\n{PASSING}  # expects: anything=  # listed, but passes\n")
     outcomes = tmp_path / "outcomes.json"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep), TINY_WAY=way)
     env.pop("PAGED_PROFILE", None)
@@ -97,9 +99,16 @@ def suite(tmp_path: Path, way: str, *args: str) -> tuple[subprocess.CompletedPro
 
 def test_the_listed_failure_is_expected_and_recorded_as_it_happened(tmp_path: Path) -> None:
     run, outcomes = suite(tmp_path, "free", "-n", "0")
-    assert run.returncode == 0, run.stdout[-3000:]
+    assert run.returncode == 1, run.stdout[-3000:]  # PASSING is listed, and passes
     assert outcomes[HAND] == {"outcome": "xfailed", "detail": f"AssertionError: {FREE_WAY} [num_free_blocks()]"}
-    assert outcomes[PASSING]["outcome"] == "xpassed" and "expecting 'anything'" in outcomes[PASSING]["detail"]
+    assert_strict(outcomes[PASSING])
+
+
+def assert_strict(outcome: dict[str, str]) -> None:
+    """A listed test that passes fails, saying so (xfails are strict, as pytest's strict=True)."""
+    assert outcome["outcome"] == "failed", outcome
+    assert outcome["detail"].startswith("outcome=passed, but should be the failure "), outcome
+    assert "'anything='" in outcome["detail"] and "take its entry off the list" in outcome["detail"], outcome
 
 
 def test_a_listed_test_that_fails_another_way_fails_with_both_texts(tmp_path: Path) -> None:
@@ -109,13 +118,30 @@ def test_a_listed_test_that_fails_another_way_fails_with_both_texts(tmp_path: Pa
     detail = outcomes[HAND]["detail"]
     assert detail.startswith(f"{tmp_path / 'xfails.txt'}:1 expects {FREE_WAY!r}; the failure is:\nAssertionError: block_table(0)"), detail
     assert "not the failure listed in --xfails" in run.stdout and FREE_WAY in run.stdout
-    assert outcomes[PASSING]["outcome"] == "xpassed"
+    assert_strict(outcomes[PASSING])
 
 
-def test_a_wide_entry_is_a_usage_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("expects, message, matched", [
+    ("num_free_blocks()=4", f"AssertionError: {FREE_WAY} [num_free_blocks()]", True),
+    ("blocks()=4", f"AssertionError: {FREE_WAY} [num_free_blocks()]", False),  # part of another observable's name
+    ("num_free_blocks()=4", "AssertionError: num_free_blocks()=45, but should be 3", False),  # 4 is not 45
+    ("AssertionError: num_free", f"AssertionError: {FREE_WAY}", True),
+    ("Error: num_free", f"AssertionError: {FREE_WAY}", False),  # a type matches whole, at a line's start
+    ("KeyError: 3", "ExceptionGroup: two (2 sub-exceptions)\nAssertionError: a=1\nKeyError: 3", True),
+    ("response='ok 1'", "AssertionError: request 4 (add_seq 0 1 0): response='ok 1', but should be 'ok 0'", True),
+])
+def test_an_entry_matches_the_observable_it_names_whole(expects: str, message: str, matched: bool) -> None:
+    assert xfails.Entry("t.py::t", expects, "why", "x.txt:1").matches(message) is matched
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_wide_entry_is_a_usage_error(tmp_path: Path, workers: str) -> None:
+    """An entry naming the 11 cases of a parametrised test is refused before any test runs, in one process
+    (the collection hook) and under xdist (the controller's hook, which the gate's `-n auto` uses)."""
     listed = tmp_path / "xfails.txt"
-    listed.write_text("tests/test_catalog.py::test_bad_arguments_constructor  # expects: x  # why\n")
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", f"--xfails={listed}", "--collect-only", "tests/test_catalog.py"]
+    listed.write_text("tests/test_catalog.py::test_bad_arguments_constructor  # expects: x=  # why\n")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", workers, f"--xfails={listed}", "tests/test_catalog.py"]
     run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 4, run.stdout[-3000:] + run.stderr[-3000:]
-    assert "test_bad_arguments_constructor names" in run.stderr and "would hide every other failure" in run.stderr
+    assert "test_bad_arguments_constructor names 11 tests" in run.stderr and "would hide every other failure" in run.stderr, run.stderr[-3000:]
+    assert " passed" not in run.stdout, run.stdout[-3000:]

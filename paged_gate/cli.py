@@ -86,6 +86,8 @@ def worker(o: Options, prog: str, channel: Channel) -> int:
     if isinstance(target, str):
         return cannot_run(o, target)
     print(target.line())
+    if target.driver:
+        config = replace(config, announced=target.announced)  # every session of the suite's must announce it too
     try:
         profile = parse_profile(o.profile if o.profile is not None else target.profile)
     except ProfileError as exc:

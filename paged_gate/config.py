@@ -36,7 +36,9 @@ class Config:
 
     `profile` is the profile to test under whatever the implementation declares (--profile), None for
     the declared one; `shrink_seconds` None leaves Hypothesis's own limit (the gate sets one: `gate_shrink_seconds`);
-    `engines` runs both engine adapters' tests (PAGED_ENGINES=1), `engine_only` one of them."""
+    `engines` runs both engine adapters' tests (PAGED_ENGINES=1), `engine_only` one of them; `announced`
+    is what a driver's first session announced at the gate's hello (PAGED_ANNOUNCED, set by the gate), which
+    every session the suite starts must announce too."""
 
     impl: str = "paged"
     profile: Profile | None = None
@@ -47,6 +49,7 @@ class Config:
     coverage_out: Path | None = None
     engines: bool = False
     engine_only: str | None = None
+    announced: str | None = None  # a driver's words at the gate's first hello, which every later session must announce
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -67,6 +70,7 @@ class Config:
             coverage_out=Path(coverage) if coverage else None,
             engines=env.get("PAGED_ENGINES") == "1",
             engine_only=env.get("PAGED_ENGINE_ONLY") or None,
+            announced=env.get("PAGED_ANNOUNCED"),
         )
 
     @property
@@ -89,6 +93,7 @@ class Config:
             "PAGED_COVERAGE_OUT": str(self.coverage_out) if self.coverage_out is not None else None,
             "PAGED_ENGINES": "1" if self.engines else None,
             "PAGED_ENGINE_ONLY": self.engine_only,
+            "PAGED_ANNOUNCED": self.announced,
         }
         env.update({k: v for k, v in written.items() if v is not None})
         return env
@@ -97,5 +102,5 @@ class Config:
 #: The environment variables a Config reads and writes.
 SETTINGS = (
     "PAGED_IMPL", "PAGED_PROFILE", "PAGED_SHRINK_SECONDS", "PAGED_EXPLORE_SECONDS", "PAGED_START_SECONDS",
-    "PAGED_DRIVER_TIMEOUT", "PAGED_COVERAGE_OUT", "PAGED_ENGINES", "PAGED_ENGINE_ONLY",
+    "PAGED_DRIVER_TIMEOUT", "PAGED_COVERAGE_OUT", "PAGED_ENGINES", "PAGED_ENGINE_ONLY", "PAGED_ANNOUNCED",
 )

@@ -33,6 +33,7 @@ from oracle.profile import Profile
 PYTHON_SURFACE = "Python surface"  # the start of the plugin's skip reason for a driver
 MACHINE = "tests/test_stateful.py::TestCacheMachine::runTest"  # the general machine: its failures shrink to a minimal sequence
 ENGINE_CALLS = "engine_calls"  # the plugin's outcomes field: the test's calls into an engine's own code
+NEEDS = "needs"  # the plugin's outcomes field: the capabilities the test needs, comma-separated
 KINDS = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 MEANING = {0: "success", 1: "tests failed", 2: "interrupted or collection error", 3: "pytest internal error", 4: "usage error", 5: "no tests collected"}
 
@@ -63,11 +64,13 @@ CAPABILITY = MISSING_CAPABILITY  # the start of the skip reason of a test or vec
 @dataclass
 class Outcomes:
     """The plugin's --outcomes record: each test's outcome (node id -> {outcome, detail}; a test file skipped
-    whole is one entry, as pytest counts it), the tests pytest selected to run, and how many it deselected."""
+    whole is one entry, as pytest counts it), the tests pytest selected to run, and how many it deselected;
+    `listed`, the tests the --xfails file names."""
 
     tests: dict[str, dict[str, str]]
     selected: list[str] = field(default_factory=list)
     deselected: int = 0
+    listed: frozenset[str] = frozenset()  # the tests --xfails lists
 
     def of(self, kind: str) -> list[str]:
         return [n for n, o in self.tests.items() if o["outcome"] == kind]
@@ -76,7 +79,13 @@ class Outcomes:
         return [n for n in self.of("skipped") if self.tests[n].get("detail", "").removeprefix("Skipped: ").startswith(reason_start)]
 
     def failures(self) -> list[str]:
-        return self.of("failed") + self.of("error")
+        """Failed and errored tests, and what the suite's plugin turns into failures should it ever be recorded:
+        a listed test that passed (xfails are strict), an expected failure no entry lists."""
+        return self.of("failed") + self.of("error") + self.of("xpassed") + [n for n in self.of("xfailed") if n not in self.listed]
+
+    def exercised(self) -> frozenset[str]:
+        """The capabilities the passing tests needed (their `needs` marks)."""
+        return frozenset(cap for n in self.of("passed") for cap in self.tests[n].get(NEEDS, "").split(",") if cap)
 
     def missing(self) -> list[str]:
         """Selected tests with no outcome: the run ended before them (a stop after a failure, or a crash)."""
@@ -84,7 +93,7 @@ class Outcomes:
 
     def summary(self, xfails: str | None, maxfail: int) -> list[str]:
         """The counts as pytest's summary gives them, what was selected, and every skip by its reason (the
-        usual ones counted, the others listed); then tests that now pass though listed in xfails."""
+        usual ones counted, the others listed)."""
         skipped, failures = self.of("skipped"), self.failures()
         whole = [n for n in skipped if "::" not in n]
         head = f"{len(self.of('passed'))} passed, {len(failures)} failed, {len(skipped)} skipped"
@@ -106,7 +115,6 @@ class Outcomes:
         if skipped:
             lines.append("  skipped: " + ", ".join(groups + ([f"{len(others)} others:"] if others else [])))
         lines += [f"    {n}: {self.tests[n].get('detail', '').removeprefix('Skipped: ')[:120]}" for n in others]
-        lines += [f"  NOW PASSES (take it off {xfails}): {n}" for n in self.of("xpassed")]
         return lines
 
     def engine_line(self) -> list[str]:
@@ -124,11 +132,22 @@ class Outcomes:
         ]
 
 
-def read_outcomes(path: Path) -> Outcomes | None:
+def listed_in(xfails: str | None) -> frozenset[str]:
+    """The test ids an --xfails file lists (its entries' first words; the plugin checks the rest)."""
+    if not xfails:
+        return frozenset()
+    try:
+        lines = Path(xfails).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return frozenset()
+    return frozenset(line.split()[0] for line in lines if line.strip() and not line.lstrip().startswith("#"))
+
+
+def read_outcomes(path: Path, xfails: str | None = None) -> Outcomes | None:
     """The record, or None when pytest wrote none (or an unreadable one)."""
     try:
         record = json.loads(path.read_text())
-        return Outcomes(dict(record["tests"]), list(record["selected"]), int(record["deselected"]))
+        return Outcomes(dict(record["tests"]), list(record["selected"]), int(record["deselected"]), listed_in(xfails))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -169,28 +188,28 @@ def evidence(config: Config, failures: list[str], ran: set[str], transcript_out:
 
 def conformance(
     config: Config, profile: Profile, *, xfails: str | None, extra: list[str], transcript_out: Path, work: Path, maxfail: int, prog: str
-) -> tuple[bool, str, Path, int]:
-    """(passed, the verdict's lines, pytest's JUnit XML of the first pass, the tests that failed as xfails lists them):
-    the suite run against `config.impl` with `config`'s settings."""
+) -> tuple[bool, str, Path, int, frozenset[str]]:
+    """(passed, the verdict's lines, pytest's JUnit XML of the first pass, the tests that failed as xfails lists them,
+    the capabilities its passing tests needed): the suite run against `config.impl` with `config`'s settings."""
     impl = config.impl
     outcomes_path, junit = work / "outcomes.json", work / "conformance-junit.xml"
     outcomes_path.unlink(missing_ok=True)
     args = ["-n", "auto", f"--outcomes={outcomes_path}", f"--junitxml={junit}", *([f"--maxfail={maxfail}"] if maxfail else [])]
     code = pytest(config, [*args, *([f"--xfails={xfails}"] if xfails else []), *extra], "gate")
-    outcomes = read_outcomes(outcomes_path)
+    outcomes = read_outcomes(outcomes_path, xfails)
     if outcomes is None:
         return False, (
             f"pytest exit {code} ({MEANING.get(code, 'unexpected')}) with no outcomes record: the suite did not "
             "run to a verdict (did a test end pytest's process, os._exit in the implementation?)"
-        ), junit, 0
+        ), junit, 0, frozenset()
     failures = outcomes.failures()
     lines = outcomes.summary(xfails, maxfail)
     if code == 0 and not failures and not outcomes.missing() and outcomes.of("passed"):
-        return True, "\n".join(lines), junit, len(outcomes.of("xfailed"))
+        return True, "\n".join(lines), junit, len(outcomes.of("xfailed")), outcomes.exercised()
     if not failures:
         why = "no test passed" if code == 0 and not outcomes.missing() else f"pytest exit {code} ({MEANING.get(code, 'unexpected')})"
         lines[0] += f"; {why}: the suite did not run to a verdict"
-        return False, "\n".join(lines), junit, 0
+        return False, "\n".join(lines), junit, 0, frozenset()
     for node in failures[:25]:
         lines.append(f"  FAILED {node}\n         {short(outcomes.tests[node].get('detail', ''))}")
     if len(failures) > 25:
@@ -198,8 +217,8 @@ def conformance(
     path, what = evidence(config, failures, set(outcomes.tests), transcript_out, profile)
     if path is None:
         lines.append(f"  {failures[0]} passed when run again (flaky, or it needs the tests before it): no transcript")
-        return False, "\n".join(lines), junit, 0
+        return False, "\n".join(lines), junit, 0, frozenset()
     lines.append(f"  {what}: {path} ({len(read(path).steps)} requests)")
     lines.append(f"  replay it alone: {prog} --replay {path} --impl '{impl}'")
     lines += explain(path, impl, profile, config.driver_timeout)
-    return False, "\n".join(lines), junit, 0
+    return False, "\n".join(lines), junit, 0, frozenset()

@@ -5,8 +5,9 @@ the explorer to depth QUICK_DEPTH (docs/EXHAUSTIVE.md says what that covers), th
 broad tests first). Unless --all-failures is given, the first failure ends the run with its transcript:
 the first failing vector, the explorer's failing sequence, or the suite's first failing test; the
 steps after it are reported as not run. A PASS runs every step. --vectors, --replay and --exhaustive
-run their one step. Arguments after `--` (the suite narrowed) and --xfails (a port in progress, whose
-listed failures only the suite knows) run the suite alone. Each step says what it counted.
+run their one step. Arguments after `--` that may narrow the suite (any not on the QUIET list) and
+--xfails (a port in progress, whose listed failures only the suite knows) run the suite alone; QUIET
+arguments keep every step. Each step says what it counted.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from paged_gate.options import Options
 from paged_gate.supervise import Channel
 from paged_gate.transcripts import keep, replay_files
 from paged_gate.verdict import Scope, Step, not_run
+from wire.client import DriverError
 
 QUICK_DEPTH = 3  # the explorer's depth in the whole gate: 4 s through the Rust driver on 2 loaded cores (depth 4: 20 s)
 
@@ -62,11 +64,15 @@ class Run:
         first = next((p for p, c in zip(paths, cases) if c.failure is not None), None)
         if first is not None and not self.o.replay:
             detail += f"\n  the first failing vector, as the transcript: {keep(first, out)}; replay it alone: {self.prog} --replay {out} --impl '{self.o.impl}'"
-        return Step("replay" if self.o.replay else "vectors", ok, detail, cases=cases)
+        exercised = frozenset().union(*(c.requires for c in cases if c.failure is None and c.skipped is None))
+        return Step("replay" if self.o.replay else "vectors", ok, detail, cases=cases, exercised=exercised)
 
     def explorer(self, out: Path, depth: int) -> Step:
         banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")
-        ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile), self.config.driver_timeout)
+        try:
+            ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile), self.config.driver_timeout)
+        except DriverError as exc:  # the driver would not start, or its hello differs from the first session's
+            return Step(f"explorer, depth {depth}", False, str(exc))
         walked = [c for c in cases if c.skipped is None]
         if ok and (not walked or len(walked) < len(cases)):
             ok, detail = False, detail + f"\n      {len(walked)} of {len(cases)} geometries walked to depth {depth}: no guarantee for the others"
@@ -74,11 +80,11 @@ class Run:
 
     def suite(self, out: Path) -> Step:
         banner(f"conformance suite against {self.o.impl}")
-        ok, detail, report, self.listed = conformance(
+        ok, detail, report, self.listed, exercised = conformance(
             self.config, self.profile, xfails=self.o.xfails, extra=self.o.extra, transcript_out=out, work=self.work,
             maxfail=0 if self.o.all_failures else 1, prog=self.prog,
         )
-        return Step("conformance", ok, detail, junit=report)
+        return Step("conformance", ok, detail, junit=report, exercised=exercised)
 
 
 def telling_first(paths: list[Path]) -> list[Path]:
@@ -110,7 +116,7 @@ def steps(o: Options, config: Config, profile: Profile, out: Path, work: Path, p
     if o.replay or o.vectors:
         run.step("replay" if o.replay else "vectors", lambda path: run.vectors(path, stop_at_first=False))
         return run.done, Scope(only=f"the transcript {Path(o.replay).name}" if o.replay else "the conformance vectors")
-    whole = not o.extra and not o.xfails
+    whole = not narrowing(o.extra) and not o.xfails  # arguments after `--` that select nothing keep every step
     if whole:
         run.step("vectors", lambda path: run.vectors(path, stop_at_first=not o.all_failures))
         run.step(f"explorer, depth {QUICK_DEPTH}", lambda path: run.explorer(path, QUICK_DEPTH))
@@ -123,25 +129,28 @@ def steps(o: Options, config: Config, profile: Profile, out: Path, work: Path, p
     return run.done, Scope(narrowed=narrowing(o.extra), listed=run.listed)
 
 
-# Arguments after `--` that change only how pytest reports or spreads the run (True: the option takes a
-# value); any other argument narrows the suite, and the run is PARTIAL.
+# Arguments after `--` that select nothing: they change only how pytest reports the run or spreads it over
+# processes (True: the option takes a value). Any other argument may narrow the suite or change what its
+# tests do (a test path, -k, -m, --deselect, -x, -o, -p: `-p no:unittest` drops the state machines), and
+# the run is PARTIAL. docs/GATING.md lists them.
 QUIET = {
-    "-n": True, "--numprocesses": True, "--dist": True, "--tb": True, "-r": True, "--capture": True, "--color": True,
-    "--durations": True, "-p": True, "-v": False, "-vv": False, "-vvv": False, "--verbose": False, "-q": False,
-    "--quiet": False, "-s": False, "--no-header": False, "-l": False, "--showlocals": False,
+    "-q": False, "--quiet": False, "-v": False, "-vv": False, "-vvv": False, "--verbose": False, "-r": True,
+    "--tb": True, "--color": True, "--no-header": False, "-l": False, "--showlocals": False, "--durations": True,
+    "-s": False, "--capture": True, "-n": True, "--numprocesses": True, "--dist": True,
 }
+ATTACHED = ("-n", "-r")  # short options whose value may be attached: -n0, -rA
 
 
 def narrowing(extra: list[str]) -> str:
-    """The arguments after `--`, when one of them narrows the suite (a test path, -k, -m, --deselect, ...); else ""."""
+    """The arguments after `--`, when one of them is not on the QUIET list (it may narrow the suite); else ""."""
     i = 0
     while i < len(extra):
         arg = extra[i]
         name = arg.split("=", 1)[0]
         if name in QUIET:
             i += 2 if QUIET[name] and "=" not in arg else 1
-        elif arg[:2] in ("-n", "-r", "-p") and len(arg) > 2 and not arg.startswith("--"):
-            i += 1  # a value attached: -n0, -rA, -pno:randomly
+        elif arg[:2] in ATTACHED and len(arg) > 2:
+            i += 1
         else:
             return " ".join(extra)
     return ""

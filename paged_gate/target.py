@@ -1,5 +1,6 @@
 """The implementation under test: reaching it once (a module imported, a driver's hello), and what it
-announces there: the profile it declares and the optional parts of the contract it has.
+announces there: the profile it declares and the optional parts of the contract it has. A driver's first
+hello is recorded (`wire.client.first_hello`): every later session must announce the same.
 
 It runs in the gate's worker process (`supervise`): a module that exits or crashes on import ends that
 process, and the supervisor says so; an exception, SystemExit included, is caught here and named.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from wire.client import DriverError, Session
+from wire.client import DriverError, Session, first_hello
 from wire.server import capabilities as module_capabilities
 from wire.server import profile_words
 
@@ -27,6 +28,11 @@ class Target:
     capabilities: frozenset[str]
     profile: str  # the profile it declares (OPTION=VALUE,...), "" for none
     where: str  # the module's file, or the driver's command
+
+    @property
+    def announced(self) -> str:
+        """Its capabilities and profile words, as a driver's hello gives them (sorted): what every later session must announce."""
+        return " ".join(sorted({*self.capabilities, *filter(None, self.profile.split(","))}))
 
     @property
     def driver(self) -> bool:
@@ -46,7 +52,9 @@ def reach(impl: str) -> Target | str:
         except DriverError as exc:
             return str(exc)
         try:
-            return Target(impl, session.capabilities, session.profile, impl[5:].strip())
+            target = Target(impl, session.capabilities, session.profile, impl[5:].strip())
+            first_hello(impl[5:], target.announced.split())
+            return target
         finally:
             session.close()
     try:

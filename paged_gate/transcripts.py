@@ -40,6 +40,7 @@ def replay_one(path: Path, replayer: Replayer, profile: Profile) -> Case:
     start = time.monotonic()
     transcript: Transcript = read(path)
     case = Case("vectors", path.stem)  # a vector's id names several files, one for each profile value it is written for
+    case.requires = frozenset(transcript.requires)
     try:
         mismatch, case.skipped = replayer.replay(transcript, profile)
     except DriverError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from paged_gate.target import OPTIONAL, Target
 
@@ -18,13 +19,15 @@ class Case:
     seconds: float = 0.0
     failure: str | None = None
     skipped: str | None = None
+    requires: frozenset[str] = frozenset()  # the capabilities it needs (a vector's `requires`)
 
 
 @dataclass
 class Step:
     """What one step of the gate found: the verdict's line, and what JUnit XML shows of it (pytest's
     own report for the conformance suite, else its cases; a step without cases is one case). A step
-    the gate did not run (an earlier one failed first) has `ran` False and one skipped case."""
+    the gate did not run (an earlier one failed first) has `ran` False and one skipped case. The vectors and the
+    suite say which optional parts of the contract they `exercised`: the verdict claims a part only when each did."""
 
     name: str
     ok: bool
@@ -33,6 +36,7 @@ class Step:
     cases: list[Case] = field(default_factory=list)
     junit: Path | None = None
     ran: bool = True
+    exercised: frozenset[str] | None = None  # the capabilities its passing vectors or tests needed (None: a step that tells none)
 
 
 def not_run(name: str, why: str) -> Step:
@@ -50,10 +54,20 @@ class Scope:
     listed: int = 0
 
 
-def parts(target: Target) -> tuple[list[str], list[str]]:
-    """(the parts of the contract a run checks, the parts it cannot: each with why)."""
+def parts(target: Target, steps: Sequence[Step] = ()) -> tuple[list[str], list[str]]:
+    """(the parts of the contract a run checks, the parts it cannot: each with why). An optional part the
+    implementation announced is checked only when every step that tells (the vectors, the suite) ran some of
+    its vectors or tests and they passed."""
     checked, untested = ["base contract"], []
-    checked += [name for word, name in OPTIONAL.items() if word in target.capabilities]
+    telling = [s for s in steps if s.ran and s.exercised is not None]
+    for word, name in OPTIONAL.items():
+        if word not in target.capabilities:
+            continue
+        silent = [s.name for s in telling if word not in (s.exercised or ())]
+        if silent:
+            untested.append(f"{name} (announced, but no vector or test of it passed in: {', '.join(silent)})")
+        else:
+            checked.append(name)
     untested += [f"{name} (not announced)" for name in unannounced(target)]
     if target.driver:
         untested.append("Python surface (a driver has none)")
@@ -85,7 +99,7 @@ def certified(target: Target, steps: list[Step], scope: Scope) -> str:
         missing = unannounced(target)
         note = f" ({', '.join(missing)} not announced, not tested)" if missing else ""
         return f"PASS, {scope.only} only{note}"
-    checked, untested = parts(target)
+    checked, untested = parts(target, steps)
     what = ", ".join(checked) if len(checked) > 1 else "base contract only"
     if untested:
         what += f" (not tested: {'; '.join(untested)})"

@@ -1,7 +1,9 @@
 """The suite's pytest plugin (loaded by tests/conftest.py and meta_tests/conftest.py): the
 implementation under test (--impl / PAGED_IMPL), Hypothesis profiles, the tests a driver skips, failure
-transcripts (--transcript), the failures a port expects (--xfails, tests/xfails.py), and each test's
-outcome (--outcomes) with its calls into an engine (engine_calls).
+transcripts (--transcript), the failures a port expects (--xfails, tests/xfails.py, strict), the
+outcomes only the suite may give (an expected failure it did not list, a skip for none of its reasons,
+tests/skips.py: failures), and each test's outcome (--outcomes) with its calls into an engine
+(engine_calls) and the capabilities it needs.
 
 The run's settings are one `paged_gate.config.Config`, built here (the edge): the environment's
 PAGED_* settings, overridden by this plugin's options, then handed to the harness (`harness.configure`).
@@ -35,16 +37,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 
 import harness
+import skips
 import xfails
 from oracle.profile import ProfileError
 from oracle.profile import parse as parse_profile
 from paged_gate.config import Config
-from wire.client import missing_capability
+from wire.client import first_hello, missing_capability
 
-PYTHON_SURFACE = (
-    "Python surface, no meaning for a driver (CONTRACT.md 'What a conforming port is checked on': "
-    "TypeError rows, rounding of non-float16 inputs, aliasing of returned arrays, `with`)"
-)
+PYTHON_SURFACE = skips.PYTHON_SURFACE
 
 
 def limit_shrinking(seconds: float | None) -> None:
@@ -182,6 +182,8 @@ def pytest_configure(config: pytest.Config) -> None:
     limit_shrinking(run.shrink_seconds)
     harness.configure(run, config.getoption("--transcript"))
     os.environ.update(run.child_env())  # the edge: subprocesses a test starts inherit the run's settings
+    if run.announced is not None and run.impl.startswith("exec:"):
+        first_hello(run.impl[len("exec:") :], run.announced.split())  # the gate's first session's: every driver session here must announce it
     if config.getoption("--xfails"):
         path = config.getoption("--xfails")
         try:
@@ -220,7 +222,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("python_surface"):
             item.add_marker(pytest.mark.skip(reason=PYTHON_SURFACE))
         elif item.get_closest_marker("bench"):
-            item.add_marker(pytest.mark.skip(reason="the benchmark measures our Python module, not a driver"))
+            item.add_marker(pytest.mark.skip(reason=skips.BENCHMARK))
 
 
 ENGINE_CALLS = "engine_calls"  # the user property (and outcomes field): calls into the engine during the test
@@ -239,8 +241,14 @@ def engine_calls() -> int | None:
     return int(count()) if callable(count) else None
 
 
+NEEDS = "needs"  # the user property (and outcomes field): the capabilities the test needs, comma-separated
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     item.stash[ENGINE_BEFORE] = engine_calls()
+    needs = sorted({cap for mark in item.iter_markers("needs") for cap in mark.args})
+    if needs:
+        item.user_properties.append((NEEDS, ",".join(needs)))
     for mark in item.iter_markers("needs"):
         missing = set(mark.args) - harness.capabilities()
         if missing:
@@ -254,25 +262,43 @@ def refuse_wide_xfails(nodeids: list[str]) -> None:
         raise pytest.UsageError("--xfails: " + "\n".join(problems))
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
-    refuse_wide_xfails(ids)
-
-
 def judge_listed(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None:
     """A listed test's report as --xfails says: its expected failure xfailed (the record keeps the actual
-    message), another failure left failed with both texts, a pass an xpass."""
+    message), another failure left failed with both texts, a pass a failure (xfails are strict: the entry
+    must go)."""
     listed = XFAILS.get(report.nodeid)
     if listed is None or report.skipped:
         return
     if report.failed and call.excinfo is not None:
         message = xfails.failure_message(call.excinfo.value)
-        if listed.expects in message:
+        if listed.matches(message):
             report.outcome, report.wasxfail = "skipped", message  # type: ignore[attr-defined]
         else:
             report.sections.append((XFAILS_SECTION, f"{listed.where} expects {listed.expects!r}; the failure is:\n{message}"))
     elif report.passed and call.when == "call":
-        report.wasxfail = f"listed in {listed.where}, expecting {listed.expects!r}"  # type: ignore[attr-defined]
+        fail(report, f"outcome=passed, but should be the failure {listed.where} lists, {listed.expects!r} [{report.nodeid}]: "
+                     "xfails are strict, so a listed test that passes fails; take its entry off the list")
+
+
+def judge_unlisted(report: pytest.TestReport) -> None:
+    """Outcomes only the suite may give: an expected failure the suite did not list (pytest's XFailed,
+    raised by the implementation), and a skip for a reason that is none of the suite's own (unittest.SkipTest
+    on input the implementation cannot handle, say), each made a failure."""
+    if hasattr(report, "wasxfail"):  # pytest's (judge_listed runs after): the suite lists nothing that way
+        reason = str(report.wasxfail)
+        del report.wasxfail
+        fail(report, f"outcome=xfailed ({reason!r}), but should be passed [{report.nodeid}]: "
+                     "no --xfails entry names this test, so nothing may turn its failure into an expected one")
+    elif report.skipped:
+        longrepr = report.longrepr
+        reason = str(longrepr[2] if isinstance(longrepr, tuple) else longrepr)
+        if not skips.ours(reason):
+            fail(report, f"skip reason={reason.removeprefix('Skipped: ')!r}, but should be one of the suite's own (tests/skips.py) "
+                         f"[{report.nodeid}]: a skip raised by the implementation (unittest.SkipTest, pytest.skip) is a failure")
+
+
+def fail(report: pytest.TestReport, message: str) -> None:
+    report.outcome, report.longrepr = "failed", message
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -285,10 +311,11 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
         item.user_properties.append((ENGINE_CALLS, after - before))
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # the outermost wrapper: it sees the report pytest's xfail handling made
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     report = outcome.get_result()
+    judge_unlisted(report)
     judge_listed(report, call)
     if report.failed and call.excinfo is not None:
         path = harness.write_failure(item.nodeid, str(call.excinfo.value))
@@ -302,7 +329,7 @@ OUTCOMES: dict[str, dict[str, Any]] = {}
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Each test's outcome, for --outcomes (under xdist, the controller sees every worker's reports)."""
     entry = OUTCOMES.setdefault(report.nodeid, {"outcome": "passed"})
-    entry.update((name, value) for name, value in report.user_properties if name == ENGINE_CALLS)
+    entry.update((name, value) for name, value in report.user_properties if name in (ENGINE_CALLS, NEEDS))
     if hasattr(report, "wasxfail"):
         entry["outcome"] = "xfailed" if report.skipped else "xpassed"
         entry["detail"] = str(report.wasxfail)
@@ -336,7 +363,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
-    SELECTED[:] = list(ids)  # every worker collects the same tests
+    """Under xdist, the controller's view of a worker's collection: the tests selected (every worker
+    collects the same), and the refusal of an --xfails entry that names several of them."""
+    SELECTED[:] = list(ids)
+    refuse_wide_xfails(ids)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import harness
+import skips
 from assertions import assert_equal
 from harness import assert_matches_model
 from programs import GEOMETRY, OP, both, new_cache, refused, run, run_program
@@ -101,7 +102,7 @@ def test_the_allocator_names_its_callers_bug() -> None:
     and an allocation from an empty pool with BlockAccountingError (an AssertionError, never
     OutOfBlocks), and its counts stay as they were."""
     if harness.impl_name() != "paged":
-        pytest.skip("paged's own allocator: no part of the contract")
+        pytest.skip(skips.OWN_ALLOCATOR)
     from paged.allocator import BlockAllocator
     from paged.errors import BlockAccountingError, OutOfBlocks
 

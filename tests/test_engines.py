@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import harness
+import skips
 from assertions import assert_equal, assert_no_difference, assert_raises, assert_same_bits, assert_served
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
@@ -45,18 +46,18 @@ def wanted() -> set[str]:
 
 
 if not wanted():  # one skip for the module, not one per test, when another implementation is gated
-    pytest.skip("the engine adapters' tests: run with --impl=vllm_v1, vllm_window or nano_vllm, or PAGED_ENGINES=1", allow_module_level=True)
+    pytest.skip(skips.ENGINES, allow_module_level=True)
 
 
 def adapter(name: str) -> Any:
     if name not in wanted():
-        pytest.skip(f"the {name} adapter's tests run with --impl={name} or PAGED_ENGINES=1")
+        pytest.skip(skips.engine_adapter(name))
     if str(ENGINES) not in sys.path:
         sys.path.insert(0, str(ENGINES))
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        pytest.skip(f"{name}: engine not installed ({exc})")
+        pytest.skip(skips.engine_missing(name, exc))
 
 
 WANTED = wanted()

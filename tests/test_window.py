@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import harness
+import skips
 from assertions import assert_equal, assert_raises, assert_same_bits
 from machines import SETTINGS, floored
 from machines.window import WINDOWS, WindowMachine, WindowPrefixMachine
@@ -84,7 +85,7 @@ def test_bad_windows_raise_the_contracts_errors(options: dict[str, Any]) -> None
     else:
         raise AssertionError(f"the model accepted PagedKVCache(4, 2, 1, 1, 1, **{options!r}), but should refuse it [the contract]")
     if harness.is_wire() and want is TypeError:
-        pytest.skip("a non-integer window has no meaning on the wire (the Python surface)")
+        pytest.skip(skips.WINDOW_TYPE)
     assert_raises(harness.expected_error(want()), f"PagedKVCache(4, 2, 1, 1, 1, **{options!r})", lambda: harness.impl().PagedKVCache(4, 2, 1, 1, 1, **options))
 
 

@@ -2,10 +2,12 @@
 
 One entry a line, `NODE_ID  # expects: TEXT  # WHY`: NODE_ID one test's id as pytest prints it (with its
 parameters, if it has any), TEXT a part of the failure's message (the exception's type and text, as
-`failure_message` makes it), WHY the reason, for the reader. Blank lines and lines starting with `#`
+`failure_message` makes it) that names what differs (`what=got`, or `Type: message`; found whole, never
+inside a longer name), WHY the reason, for the reader. Blank lines and lines starting with `#`
 are comments. A whole file, a class, or a parametrised test without its parameters cannot be listed:
 each would hide every other failure in the tests it names. A listed test that fails with TEXT in its
-message is an expected failure; one that fails another way is a failure; one that passes is reported.
+message is an expected failure; one that fails another way is a failure, and so is one that passes (strict, as pytest's
+`strict=True`: the entry must go).
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from typing import Iterable
 
 FORMAT = "'NODE_ID  # expects: TEXT  # WHY'"
 ONE_EACH = "an entry for several tests would hide every other failure among them: list each failing test's id, with the failure it expects"
+OBSERVABLE = (
+    "TEXT is the part of the failure's message that says what differs, `what=got` (e.g. stats()['free']=, "
+    "response='ok 1'), or an exception's type and the start of its message (e.g. DriverError: request 3)"
+)
 _SEPARATOR = re.compile(r"\s+#\s+")
+_TYPED = re.compile(r"[A-Za-z_][\w.]*: \S")  # an exception's type, as failure_message writes it, and its message
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,27 @@ class Entry:
     expects: str
     why: str
     where: str
+
+    def matches(self, message: str) -> bool:
+        """Whether a failure's message (`failure_message`) is the listed one: TEXT found whole, neither
+        starting nor ending inside a name (`Error` is not `AssertionError`, `blocks()=` not `num_free_blocks()=`),
+        and an exception's type (`Type: ...`) only at the start of one of the message's lines."""
+        if _TYPED.match(self.expects):
+            return any(line.startswith(self.expects) for line in message.splitlines())
+        return _whole(self.expects).search(message) is not None
+
+
+def _whole(text: str) -> re.Pattern[str]:
+    before = r"(?<![\w.])" if re.match(r"[\w.]", text) else ""
+    after = r"(?!\w)" if re.search(r"\w$", text) else ""
+    return re.compile(before + re.escape(text) + after)
+
+
+def names_observable(text: str) -> bool:
+    """Whether TEXT names what differs: the observable of the one message format (`what=`, with what
+    named: `stats()['free']=`, `response='ok 1'`), or an exception's type and the start of its message
+    (`DriverError: request 3`)."""
+    return re.search(r"\S=", text) is not None or _TYPED.match(text) is not None
 
 
 class BadEntry(ValueError):
@@ -44,6 +72,8 @@ def parse(text: str, path: str) -> dict[str, Entry]:
         if len(parts) != 3 or not parts[1].startswith("expects:") or not parts[1].removeprefix("expects:").strip() or not parts[2]:
             raise BadEntry(f"{where}: every entry is one test, the failure it expects and why: {FORMAT}")
         node, expects, why = parts[0], parts[1].removeprefix("expects:").strip(), parts[2].strip()
+        if not names_observable(expects):
+            raise BadEntry(f"{where}: {expects!r} names no observable: {OBSERVABLE}")
         name = node.split("[", 1)[0].rsplit("::", 1)[-1]
         if "::" not in node:
             raise BadEntry(f"{where}: {node} is a whole file; {ONE_EACH}")

@@ -48,6 +48,18 @@ def missing_capability(missing: Iterable[str]) -> str:
     return f"{MISSING_CAPABILITY} {', '.join(sorted(missing))}"
 
 
+# What each driver command's first session announced at hello (its capabilities and profile words), for
+# the sessions after it: the gate records its own first hello (`first_hello`) and hands it to the suite's
+# processes (paged_gate.config, PAGED_ANNOUNCED). A later session that announces otherwise is a DriverError,
+# so a driver cannot claim capabilities in its first session and skip their tests in the others.
+FIRST_HELLO: dict[str, frozenset[str]] = {}
+
+
+def first_hello(command: str, words: Iterable[str]) -> None:
+    """Record what the first session of `command` (the driver's command, without `exec:`) announced; kept if one is known."""
+    FIRST_HELLO.setdefault(command.strip(), frozenset(words))
+
+
 class DriverError(Exception):
     """The driver crashed, hung, or answered out of protocol; not a contract error, so a test fails."""
 
@@ -106,6 +118,12 @@ class DriverProcess:
         self.name = fields[2]
         self.capabilities = frozenset(f for f in fields[3:] if "=" not in f)
         self.profile = ",".join(f for f in fields[3:] if "=" in f)  # the profile it declares (OPTION=VALUE words)
+        first, words = FIRST_HELLO.get(command.strip()), frozenset(fields[3:])
+        if first is not None and words != first:
+            self.fail(f"hello {VERSION}", (
+                f"announced={' '.join(sorted(words)) or 'nothing'}, but should be {' '.join(sorted(first)) or 'nothing'}: "
+                "what this driver's first session announced (every session must announce the same capabilities and profile)"
+            ))
 
     def request(self, line: str) -> str:
         """The driver's response to one request. A prefetched answer to the same line is taken if no

@@ -1,0 +1,39 @@
+"""The suite's own reasons to skip a test, in one place. A skip for any other reason is a failure
+(tests/plugin.py, `foreign_skip`): whoever raised it, an implementation that raises unittest.SkipTest
+or pytest's Skipped on input it cannot handle must not turn a failure into a skip."""
+
+from __future__ import annotations
+
+import re
+
+from paged_gate.transcripts import OTHER_PROFILE
+from wire.client import MISSING_CAPABILITY
+
+PYTHON_SURFACE = (
+    "Python surface, no meaning for a driver (CONTRACT.md 'What a conforming port is checked on': "
+    "TypeError rows, rounding of non-float16 inputs, aliasing of returned arrays, `with`)"
+)
+BENCHMARK = "the benchmark measures our Python module, not a driver"
+OWN_ALLOCATOR = "paged's own allocator: no part of the contract"
+WINDOW_TYPE = "a non-integer window has no meaning on the wire (the Python surface)"
+ENGINES = "the engine adapters' tests: run with --impl=vllm_v1, vllm_window or nano_vllm, or PAGED_ENGINES=1"
+UNKNOWN_PROFILE = "its profile line names options this suite does not know"  # wire.transcript.written_for_another
+
+
+def engine_adapter(name: str) -> str:
+    return f"the {name} adapter's tests run with --impl={name} or PAGED_ENGINES=1"
+
+
+def engine_missing(name: str, exc: BaseException) -> str:
+    return f"{name}: engine not installed ({exc})"
+
+
+_EXACT = frozenset({PYTHON_SURFACE, BENCHMARK, OWN_ALLOCATOR, WINDOW_TYPE, ENGINES})
+_STARTS = (MISSING_CAPABILITY + " ", OTHER_PROFILE + " ", UNKNOWN_PROFILE + ": ")
+_ENGINE = re.compile(r"the \w+ adapter's tests run with --impl=\w+ or PAGED_ENGINES=1|\w+: engine not installed \(.*\)", re.S)
+
+
+def ours(reason: str) -> bool:
+    """Whether a skip's reason is one the suite gives (pytest's "Skipped: " prefix allowed)."""
+    reason = reason.removeprefix("Skipped: ")
+    return reason in _EXACT or reason.startswith(_STARTS) or _ENGINE.fullmatch(reason) is not None
