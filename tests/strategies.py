@@ -11,7 +11,7 @@ from typing import Callable, NamedTuple
 from hypothesis import strategies as st
 
 from oracle import ModelKVCache
-from paged_gate.chunks import INPUT_DTYPES, TRICKY, TRICKY_INTS, make_chunk, make_values, seed_token
+from paged_gate.chunks import FLOAT16_SPECIALS, INPUT_DTYPES, TRICKY, TRICKY_INTS, make_chunk, make_values, seed_token
 
 # -- chunks ---------------------------------------------------------------------------------------
 
@@ -19,7 +19,7 @@ from paged_gate.chunks import INPUT_DTYPES, TRICKY, TRICKY_INTS, make_chunk, mak
 # install, without hypothesis); re-exported here, the tests' one place to import them from.
 
 __all__ = [
-    "INPUT_DTYPES", "TRICKY", "TRICKY_INTS", "Geometry", "blocks_needed", "geometries",
+    "FLOAT16_SPECIALS", "INPUT_DTYPES", "TRICKY", "TRICKY_INTS", "Geometry", "blocks_needed", "geometries",
     "make_chunk", "make_values", "model_blocks_needed", "seed_token", "tokens_needing",
 ]
 
