@@ -30,7 +30,7 @@ CAUGHT_BY = {
     "cow_layer0_at_engine_blocks": {"geometry-b8-l4-h4", "geometry-b16-l30-h8", "geometry-smollm2", "geometry-engine-b32-h8-d128"},
     "cow_layer0_at_four_layers": {"geometry-b8-l4-h4", "geometry-b16-l30-h8", "geometry-smollm2", "geometry-engine-b32-h8-d128"},
     "cow_layer0_at_four_heads": {"geometry-b8-l4-h4", "geometry-b16-l30-h8", "geometry-engine-b32-h8-d128"},
-    "window_off_by_one_from_ten": {"geometry-window-b8-w10", "geometry-window-b32-w33", "geometry-window-b16-w4096"},
+    "window_off_by_one_from_ten": {"window-geometry-b8-w10", "window-geometry-b32-w33", "window-geometry-b16-w4096"},
     "quietens_signalling_nans": {"float16-bits-kept"},
     "fork_large_id_without_references": {"range-fork-of-wide-ids-then-free"},
 }

@@ -151,7 +151,7 @@ def decode_to(c: Any, seqs: list[int], layers: int, target: int, seed: int, each
 def window_vector(b: int, window: int, layers: int, blocks: int) -> Vector:
     """A window W >= 10: a prompt to one position short of W, then decode steps across the releases of the first
     blocks, a fork and a copy on write of the shared tail, OutOfBlocks, and gathers of the window at its edges."""
-    vid = f"geometry-window-b{b}-w{window}"
+    vid = f"window-geometry-b{b}-w{window}"
     first = window - 1 + b  # the length at which block 0 is released: (0 + 1) * B <= n - W + 1
 
     def make() -> Script:
@@ -199,7 +199,7 @@ VECTORS += [window_vector(16, 4096, 2, 262), window_vector(32, 33, 4, 12), windo
 
 def window_prefix_vector() -> Vector:
     """W = 4,096 with prefix caching: released blocks cached, a hit served from the right over 256 blocks."""
-    vid = "geometry-window-b16-w4096-prefix"
+    vid = "window-geometry-b16-w4096-prefix"
 
     def make() -> Script:
         s = Script(
