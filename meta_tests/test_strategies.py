@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from strategies import (
+    FLOAT16_SPECIALS,
     INPUT_DTYPES,
     TRICKY,
     blocks_needed,
@@ -29,9 +30,14 @@ def test_make_chunk_is_seeded_shaped_and_in_float16_range(dtype: str, tricky: bo
     k, v = make_chunk(2, tokens, 3, seed, dtype, tricky)
     again = make_chunk(2, tokens, 3, seed, dtype, tricky)
     assert k.shape == v.shape == (2, tokens, 3) and k.dtype == v.dtype == np.dtype(dtype)
-    assert np.array_equal(k, again[0]) and np.array_equal(v, again[1]), "the same seed gives the same chunk"
+    bits = np.dtype(f"u{k.dtype.itemsize}") if k.dtype.kind == "f" else k.dtype  # NaN != NaN: compare bit patterns
+    assert np.array_equal(k.view(bits), again[0].view(bits)) and np.array_equal(v.view(bits), again[1].view(bits)), "the same seed gives the same chunk"
     for x in (k, v):
-        assert np.all(np.abs(x.astype(np.float64)) <= 65519), "every value rounds to a finite float16"
+        finite = np.abs(x.astype(np.float64)) <= 65519
+        if tricky and dtype == "float16":  # the others are bit patterns a cache must keep: NaN payloads, infinities
+            assert np.isin(x[~finite].view(np.uint16), FLOAT16_SPECIALS).all(), "every value but the specials is finite"
+        else:
+            assert finite.all(), "every value rounds to a finite float16"
 
 
 def test_tricky_values_are_rounding_traps() -> None:
@@ -90,3 +96,14 @@ def test_model_blocks_needed_is_what_the_model_takes(geometry: tuple[int, ...], 
 @given(geometry=geometries())
 def test_geometries_are_valid_sizes(geometry: tuple[int, ...]) -> None:
     assert len(geometry) == 5 and all(isinstance(x, int) and x >= 1 for x in geometry)
+
+
+def test_tricky_float16_chunks_carry_every_kind_of_special_value() -> None:
+    """Signalling and quiet NaNs with payloads of both signs, the infinities, subnormals and -0.0 all reach the
+    machines' tricky float16 chunks (a quarter of their values), and the list itself holds each kind."""
+    bits = np.concatenate([make_chunk(2, 9, 3, seed, "float16", True)[0].view(np.uint16).ravel() for seed in range(200)])
+    assert set(FLOAT16_SPECIALS.tolist()) <= set(bits.tolist()), "every special value is drawn"
+    specials = set(FLOAT16_SPECIALS.tolist())
+    nan = [b for b in specials if b & 0x7C00 == 0x7C00 and b & 0x3FF]
+    assert {b >> 15 for b in nan if not b & 0x200} == {0, 1} and {b >> 15 for b in nan if b & 0x200} == {0, 1}, "sNaN and qNaN, both signs"
+    assert {0x7C01, 0xFC01, 0x7E01, 0x7D55, 0xFE3F, 0x7C00, 0xFC00, 0x0001, 0x83FF, 0x8000} <= specials

@@ -28,11 +28,26 @@ TRICKY: NDArray[np.float64] = np.array(
     ],
     dtype=np.float64,
 )
+# float16 bit patterns a cache must keep as they are (CONTRACT.md: bit for bit, NaN payloads and -0.0
+# included): signalling NaNs (quiet bit 9 clear) and quiet NaNs with payloads, of both signs; NumPy's own
+# NaNs; the infinities; the smallest and largest subnormals of both signs; -0.0; the largest finite values.
+# Only float16 input carries them: a NaN converted from another dtype may lose its payload on the way.
+FLOAT16_SPECIALS: NDArray[np.uint16] = np.array(
+    [
+        0x7C01, 0xFC01, 0x7D55, 0xFD55, 0x7DFF, 0xFC3F,  # signalling NaNs
+        0x7E01, 0xFE3F, 0x7E00, 0xFE00, 0x7FFF, 0xFFFF,  # quiet NaNs
+        0x7C00, 0xFC00,  # +inf, -inf
+        0x0001, 0x8001, 0x03FF, 0x83FF, 0x0200,  # subnormals
+        0x8000, 0x0000, 0x7BFF, 0xFBFF, 0x0400,  # -0.0, +0.0, the largest finite, the smallest normal
+    ],
+    dtype=np.uint16,
+)
 TRICKY_INTS: Array = np.array([2049, 2051, 4097, -4097, 65503, 65504, -65504, 32767, -32768, 255, 127, -128, 0, 1])
 
 
 def make_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, tricky: bool) -> Array:
-    """One array of `dtype`, reproducible from the generator's state; every value fits float16's range."""
+    """One array of `dtype`, reproducible from the generator's state; every value fits float16's range, but
+    for `tricky` float16, a quarter of whose values are FLOAT16_SPECIALS (NaN payloads, infinities, ...)."""
     dt = np.dtype(dtype)
     if dt.kind == "f":
         vals: Array
@@ -40,7 +55,11 @@ def make_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str, tr
             vals = rng.choice(TRICKY, size=shape) * rng.choice([1.0, -1.0], size=shape)
         else:
             vals = rng.standard_normal(shape) * float(rng.choice([1e-3, 1.0, 300.0]))
-        return vals.astype(dt)
+        out = vals.astype(dt)
+        if tricky and dt == np.float16:  # a quarter of the values: bit patterns only float16 input can carry
+            special = rng.random(shape) < 0.25
+            out.view(np.uint16)[special] = rng.choice(FLOAT16_SPECIALS, size=int(special.sum()))
+        return out
     info = np.iinfo(dt)
     lo, hi = max(int(info.min), -65504), min(int(info.max), 65504)
     if tricky:

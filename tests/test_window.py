@@ -1,7 +1,7 @@
 """Sliding window (CONTRACT.md "Sliding window (opt-in)"), model-checked like the rest.
 
 `TestWindowMachine` and `TestWindowPrefixMachine` run the cache and prefix machines with a
-window of 2 to 9 positions on blocks of 1 to 4 (`machines.window`): blocks are let go within a
+window of 2 to 9 positions (10 to 16 one example in five) on blocks of 1 to 4 (`machines.window`): blocks are let go within a
 few appends, layers lag, forks share tables with released entries, prompts are served from
 their last blocks. The properties below pin what the machines cannot state alone: the window a
 gather returns is the end of what a cache without a window gathers, and the constructor checks

@@ -8,8 +8,10 @@ One idea a module:
 - a module per family, each with its `VECTORS` in the order written: `pitfalls` (the worked
   example and the pitfalls s01..s13), `errors` (the error table, precedence, a pool too large),
   `protocol` (the wire's own rules: the handshake, quit, malformed requests), `allocation`
-  (lowest free, copy on write, a pool of one block), `ranges` (the integer widths),
-  `random_sessions`, `prefix` (prefix caching), `window` (the sliding window, with prefix caching too);
+  (lowest free, copy on write, a pool of one block), `ranges` (the integer widths), `wide_forks`
+  (a fork of a 64-bit id, then a free, writes and gathers), `random_sessions`, `prefix` (prefix
+  caching), `window` (the sliding window, with prefix caching too), `float16` (NaN payloads,
+  infinities, subnormals, -0.0 kept bit for bit), `geometry` (the geometries real engines run);
 - `corpus`: every family's vectors as files (one per profile value the answers depend on) and
   NOTES.md;
 - `cli`: writing the corpus into a folder, or checking that the folder holds it.

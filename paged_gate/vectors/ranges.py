@@ -15,7 +15,8 @@ vector = collect(VECTORS)
 
 
 def distinct(tokens: int, seed: int) -> tuple[Array, Array]:
-    """[1, tokens, 1] values whose bits differ between positions 2^8, 2^15 and 2^16 apart (finite, no NaN)."""
+    """[1, tokens, 1] values whose bits differ between positions 2^8, 2^15 and 2^16 apart: finite, since these
+    vectors check widths (NaN payloads, infinities and subnormals are float16.py's and the geometry vectors')."""
     rng = np.random.default_rng(seed)
     bits = rng.integers(0, 0x7BFF, size=tokens, dtype=np.uint16)  # positive finite float16 bit patterns
     k = bits.view(np.float16).reshape(1, tokens, 1)

@@ -43,12 +43,12 @@ import harness
 from assertions import assert_equal, assert_raises, assert_same_bits, assert_served
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
-from strategies import INPUT_DTYPES, Geometry, geometries, make_chunk, model_blocks_needed, tokens_needing
+from strategies import INPUT_DTYPES, Geometry, engine_geometries, geometries, make_chunk, model_blocks_needed, now_and_then, tokens_needing
 
 from . import coverage, observe, report
 
 
-GEOMETRY = geometries()
+GEOMETRY = now_and_then(geometries(), engine_geometries())  # an engine's geometry one example in five
 SEQ_IDS = st.integers(0, 11)  # ids 12 and above are never added
 LAYERS = st.integers(0, 2)  # taken modulo n_layers
 TOKENS = st.one_of(st.integers(1, 2), st.integers(1, 4), st.integers(1, 13))

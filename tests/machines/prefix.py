@@ -27,7 +27,7 @@ from hypothesis.stateful import consumes, initialize, invariant, multiple, rule
 import harness
 from assertions import assert_equal, assert_same_bits
 from oracle import OutOfBlocks as ModelOutOfBlocks
-from strategies import Geometry, geometries, model_blocks_needed, tokens_needing
+from strategies import Geometry, engine_geometries, geometries, model_blocks_needed, now_and_then, tokens_needing
 
 from .cache import CacheMachine, step
 
@@ -58,7 +58,9 @@ def small_geometry() -> st.SearchStrategy[Geometry]:
 # The machines' caches: pools of 1 to 32 blocks, and blocks mostly of 2 to 4 positions (1 sometimes), so
 # that a sequence's last block is often partial and a fork shares it (a pool of 1 to 4 blocks or blocks of
 # one position made copy on write all but impossible in most examples; measured in machines.coverage).
-MACHINE_GEOMETRY = geometries(num_blocks=st.integers(1, 32), block_sizes=st.one_of(st.integers(2, 4), st.integers(1, 4)))
+SMALL_GEOMETRY = geometries(num_blocks=st.integers(1, 32), block_sizes=st.one_of(st.integers(2, 4), st.integers(1, 4)))
+# One example in five: an engine's blocks, layers and heads (strategies.ENGINE_SHAPES).
+MACHINE_GEOMETRY = now_and_then(SMALL_GEOMETRY, engine_geometries(st.integers(4, 16)))
 
 
 # A request with samples (PrefixMachine.sample): the arguments of the rules that make one.
