@@ -8,13 +8,13 @@ import itertools
 from typing import Iterable
 
 from oracle.profile import OPTIONS, Profile
-from paged_gate.vectors import allocation, errors, pitfalls, prefix, protocol, random_sessions, ranges, window
+from paged_gate.vectors import allocation, errors, pitfalls, prefix, protocol, random_sessions, ranges, window, window_ranges
 from paged_gate.vectors.flags import FLAGS
 from paged_gate.vectors.script import Script, Vector
 from wire.transcript import Transcript
 
 # The families, in the order their vectors are written (and listed in NOTES.md).
-FAMILIES = (pitfalls, errors, protocol, allocation, ranges, random_sessions, prefix, window)
+FAMILIES = (pitfalls, errors, protocol, allocation, ranges, random_sessions, prefix, window, window_ranges)
 
 # The profile options whose values change a prefix-caching vector's answers (allocation never does:
 # the oracle takes the lowest free block under every profile, and a port's ids are renamed).
