@@ -11,8 +11,10 @@ from paged_gate.verdict import Case
 def explored(
     impl: str, depth: int, transcript_out: Path, time_limit: float | None, profile: str | None, driver_timeout: float
 ) -> tuple[bool, str, Path | None, list[Case]]:
-    """(passed, the verdict's lines, the failure's transcript or None, one case a geometry); a failure's
-    replay waits driver_timeout seconds for each answer (the Config's PAGED_DRIVER_TIMEOUT)."""
+    """(passed, the verdict's lines, the failure's transcript or None, one case a geometry); the lines start
+    with the parts of the contract the geometries walked (`base contract, prefix caching, sliding window
+    (W=2, 3)`: a part the port does not announce has no geometry walked); a failure's replay waits
+    driver_timeout seconds for each answer (the Config's PAGED_DRIVER_TIMEOUT)."""
     import explorer
 
     transcript_out.unlink(missing_ok=True)
@@ -31,4 +33,4 @@ def explored(
         )
         for r in results
     ]
-    return ok, "\n      ".join(["", *lines]), transcript_out.resolve() if transcript_out.exists() else None, cases
+    return ok, "\n      ".join([explorer.walked(results), *lines]), transcript_out.resolve() if transcript_out.exists() else None, cases

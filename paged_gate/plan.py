@@ -38,6 +38,7 @@ class Run:
         self.o, self.config, self.profile, self.out, self.work, self.prog, self.channel = o, config, profile, out, work, prog, channel
         self.done: list[Step] = []
         self.listed = 0
+        self.walked = ""  # the parts of the contract the explorer's geometries walked (its verdict line's first words)
 
     def transcript(self, name: str) -> Path:
         """The named place for the first failure's transcript; a later failure's (--all-failures) goes beside the others."""
@@ -67,6 +68,7 @@ class Run:
     def explorer(self, out: Path, depth: int) -> Step:
         banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")
         ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile), self.config.driver_timeout)
+        self.walked = detail.split("\n", 1)[0]
         walked = [c for c in cases if c.skipped is None]
         if ok and (not walked or len(walked) < len(cases)):
             ok, detail = False, detail + f"\n      {len(walked)} of {len(cases)} geometries walked to depth {depth}: no guarantee for the others"
@@ -106,7 +108,8 @@ def steps(o: Options, config: Config, profile: Profile, out: Path, work: Path, p
     run = Run(o, config, profile, out, work, prog, channel)
     if o.exhaustive:
         run.step("exhaustive", lambda path: run.explorer(path, o.depth))
-        return run.done, Scope(only=f"the explorer to depth {o.depth} on its geometries (what each geometry walked: above)")
+        walked = f"{run.walked}; " if run.walked else ""
+        return run.done, Scope(only=f"the explorer to depth {o.depth} on its geometries ({walked}what each geometry walked: above)")
     if o.replay or o.vectors:
         run.step("replay" if o.replay else "vectors", lambda path: run.vectors(path, stop_at_first=False))
         return run.done, Scope(only=f"the transcript {Path(o.replay).name}" if o.replay else "the conformance vectors")
