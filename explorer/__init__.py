@@ -112,10 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--transcript-out", default=None, help="where a failure's transcript is written")
     parser.add_argument("--json", default=None, help="write the results as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no line per depth")
+    parser.add_argument("--quick", action="store_true", help="only the geometries the whole gate's depth-3 step walks (Geometry.quick)")
     parser.add_argument("--sliding-window", type=int, default=None, metavar="W",
                         help="make the oracle and the implementation with sliding_window=W on every base geometry, instead of the window's own")
     args = parser.parse_args(argv)
-    geometries = [EVERY_GEOMETRY[i] for i in args.geometry] if args.geometry else list(EVERY_GEOMETRY)
+    geometries = [EVERY_GEOMETRY[i] for i in args.geometry] if args.geometry else [g for g in EVERY_GEOMETRY if g.quick or not args.quick]
     if args.sliding_window is not None:
         geometries = windowed([g for g in geometries if g.sliding_window is None], args.sliding_window)
 

@@ -28,7 +28,7 @@ from paged_gate.supervise import Channel
 from paged_gate.transcripts import keep, replay_files
 from paged_gate.verdict import Scope, Step, not_run
 
-QUICK_DEPTH = 3  # the explorer's depth in the whole gate: 4 s through the Rust driver on 2 loaded cores (depth 4: 20 s)
+QUICK_DEPTH = 3  # the explorer's depth in the whole gate, on its quick geometries (explorer/alphabet.py): 4 s through the Rust driver on 2 loaded cores (depth 4: 20 s)
 
 
 class Run:
@@ -65,9 +65,9 @@ class Run:
             detail += f"\n  the first failing vector, as the transcript: {keep(first, out)}; replay it alone: {self.prog} --replay {out} --impl '{self.o.impl}'"
         return Step("replay" if self.o.replay else "vectors", ok, detail, cases=cases)
 
-    def explorer(self, out: Path, depth: int) -> Step:
+    def explorer(self, out: Path, depth: int, quick: bool = False) -> Step:
         banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")
-        ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile), self.config.driver_timeout)
+        ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile), self.config.driver_timeout, quick)
         self.walked = detail.split("\n", 1)[0]
         walked = [c for c in cases if c.skipped is None]
         if ok and (not walked or len(walked) < len(cases)):
@@ -116,7 +116,7 @@ def steps(o: Options, config: Config, profile: Profile, out: Path, work: Path, p
     whole = not o.extra and not o.xfails
     if whole:
         run.step("vectors", lambda path: run.vectors(path, stop_at_first=not o.all_failures))
-        run.step(f"explorer, depth {QUICK_DEPTH}", lambda path: run.explorer(path, QUICK_DEPTH))
+        run.step(f"explorer, depth {QUICK_DEPTH}", lambda path: run.explorer(path, QUICK_DEPTH, quick=True))
     run.step("conformance", run.suite)
     root = checkout()
     if o.ours and root is not None:
