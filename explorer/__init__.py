@@ -1,6 +1,7 @@
 """Bounded exhaustive checking (issue 21, issue 26): every short call sequence on tiny pools.
 
-`run(spec, depth)` walks each geometry of `GEOMETRIES` breadth first (`walk.py`), making each call
+`run(spec, depth)` walks each geometry of `GEOMETRIES` (and of `WINDOW_GEOMETRIES` for a port that
+announces `sliding_window`) breadth first (`walk.py`), making each call
 on the oracle (`oracle.ModelKVCache`) and on the implementation under test, and after each call
 compares the answer (result or error kind) and every observable: stats, the free count, every live
 table, every layer's length and gather (bit exact). What it walks, each claim for what it is:
@@ -28,18 +29,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Iterable, Sequence
 
-from .alphabet import BAD_CHUNKS, GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
+from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
 from .model import TableCheck, exact_tables, new_model, parse_profile, renaming
 from .ports import ModulePort, UnfaithfulCopy, each_copy, port_for, snapshots
-from .report import guarantee, replay_text, report, summary
+from .report import guarantee, replay_text, report, summary, walked
 from .walk import Failure, Level, Result, check_path, interleave
 
 __all__ = [
-    "BAD_CHUNKS", "GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
+    "BAD_CHUNKS", "EVERY_GEOMETRY", "GEOMETRIES", "WINDOW_GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
     "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "concrete", "describe",
     "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
-    "port_for", "renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "windowed",
+    "port_for", "renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "walked", "windowed",
 ]
 
 
@@ -64,7 +65,7 @@ def explore(
 def run(
     spec: str,
     depth: int,
-    geometries: Iterable[Geometry] = GEOMETRIES,
+    geometries: Iterable[Geometry] = EVERY_GEOMETRY,
     *,
     profile: str | None = None,
     check_tables: TableCheck | None = None,
@@ -107,17 +108,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=6, help="every model state within K calls (default 6)")
     parser.add_argument("--tree-depth", type=int, default=None, help="every sequence of at most T accepted calls (default: each geometry's, 3 or 4)")
     parser.add_argument("--profile", default=None, help="OPTION=VALUE,... (docs/CONTRACT.md, Profiles); allocation=any compares tables up to renaming")
-    parser.add_argument("--geometry", type=int, action="append", help="walk only geometry I of GEOMETRIES (repeatable)")
+    parser.add_argument("--geometry", type=int, action="append", help="walk only geometry I of EVERY_GEOMETRY, the window's from 6 on (repeatable)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per geometry before the walk stops (it then claims only the depths done)")
     parser.add_argument("--transcript-out", default=None, help="where a failure's transcript is written")
     parser.add_argument("--json", default=None, help="write the results as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no line per depth")
+    parser.add_argument("--quick", action="store_true", help="only the geometries the whole gate's depth-3 step walks (Geometry.quick)")
     parser.add_argument("--sliding-window", type=int, default=None, metavar="W",
-                        help="make the oracle and the implementation with sliding_window=W on every geometry (the calls tried are the same)")
+                        help="make the oracle and the implementation with sliding_window=W on every base geometry, instead of the window's own")
     args = parser.parse_args(argv)
-    geometries = [GEOMETRIES[i] for i in args.geometry] if args.geometry else list(GEOMETRIES)
+    geometries = [EVERY_GEOMETRY[i] for i in args.geometry] if args.geometry else [g for g in EVERY_GEOMETRY if g.quick or not args.quick]
     if args.sliding_window is not None:
-        geometries = windowed(geometries, args.sliding_window)
+        geometries = windowed([g for g in geometries if g.sliding_window is None], args.sliding_window)
 
     def progress(g: Geometry, level: Level) -> None:
         if not args.quiet:
@@ -129,6 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"nothing walked: each geometry chosen needs a capability {args.impl} does not announce (they need {', '.join(needs)})")
         return 2
     ok, lines = report(results, args.impl, args.transcript_out)
+    print(f"walked: {walked(results)}")
     print("\n".join(lines))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:

@@ -30,6 +30,7 @@ class Geometry:
     max_depth: int = 0  # walked to depth min(K, max_depth) when set (the state count grows fastest here)
     tree_depth: int = 4  # every sequence of up to min(K, this) accepted calls is walked, with no merging
     sliding_window: int | None = None  # W: the oracle and the port both made with the window (`--sliding-window`)
+    quick: bool = True  # walked by the whole gate's depth-3 step too (else only by --exhaustive and the suite)
 
     @property
     def sizes(self) -> tuple[int, int, int, int, int]:
@@ -90,6 +91,28 @@ GEOMETRIES: tuple[Geometry, ...] = (
     Geometry(2, 1, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1), max_depth=5, tree_depth=3),
     Geometry(3, 1, 1, 1, 1, prefix_caching=True, vocab=1, max_prompt=3, tree_depth=3),
 )
+# The sliding window's geometries (CONTRACT.md "Sliding window (opt-in)"), walked whenever the port
+# announces `sliding_window`: W = 2 and 3 on blocks of 1, 2 and 3, so that W <= B and W > B both occur.
+# Two layers of B = 2 with W = 2: an append of B + 1 positions to either layer puts a block behind the
+# shortest layer's window (a release after an append to the last layer only fails in 3 calls). With
+# prefix caching, prompts of up to 5 tokens of one id: released blocks cached, a hit from the right
+# (k - need entries of -1), its fallback from block 0 once an early key is evicted, and a block that
+# fills after an earlier entry was released, which only W <= B allows before the next block fills.
+# The gate's depth-3 step walks the first six (W = 2 and 3, B = 1, 2 and 3, W <= B and W > B, with and
+# without prefix caching), which find each window bug of meta_tests/window_ports in 3 calls; the last
+# three, which cost as much again, only --exhaustive and the suite walk.
+WINDOW_GEOMETRIES: tuple[Geometry, ...] = (
+    Geometry(3, 2, 2, 1, 1, max_depth=5, sliding_window=2),
+    Geometry(3, 1, 1, 1, 1, seq_ids=(0, 1), sliding_window=3),
+    Geometry(3, 3, 1, 1, 1, seq_ids=(0, 1), sliding_window=2),
+    Geometry(2, 2, 1, 2, 2, seq_ids=(0, 1), sliding_window=3),
+    Geometry(2, 1, 1, 1, 1, prefix_caching=True, seq_ids=(0, 1), vocab=1, max_prompt=5, tree_depth=3, sliding_window=2),
+    Geometry(3, 2, 1, 1, 1, prefix_caching=True, seq_ids=(0, 1), vocab=1, max_prompt=5, tree_depth=3, sliding_window=2),
+    Geometry(3, 1, 1, 1, 1, prefix_caching=True, seq_ids=(0, 1), vocab=1, max_prompt=5, tree_depth=3, sliding_window=3, quick=False),
+    Geometry(3, 3, 1, 1, 1, prefix_caching=True, seq_ids=(0, 1), vocab=1, max_prompt=7, max_depth=5, tree_depth=3, sliding_window=3, quick=False),
+    Geometry(2, 1, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1), max_depth=5, tree_depth=3, sliding_window=2, quick=False),
+)
+EVERY_GEOMETRY: tuple[Geometry, ...] = GEOMETRIES + WINDOW_GEOMETRIES  # what `run` walks of them: those the port announces
 BAD_CHUNKS = ("2-D", "shapes differ", "wrong H", "wrong D", "T = 0")
 
 

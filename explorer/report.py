@@ -28,6 +28,19 @@ def guarantee(r: Result) -> list[str]:
     return lines
 
 
+def walked(results: Sequence[Result]) -> str:
+    """The parts of the contract the walk reached, from the geometries it walked at least one depth of:
+    `base contract, prefix caching, sliding window (W=2, 3)`."""
+    done = [r.geometry for r in results if r.levels]
+    parts = ["base contract"] if done else ["nothing"]
+    if any(g.prefix_caching for g in done):
+        parts.append("prefix caching")
+    windows = sorted({g.sliding_window for g in done if g.sliding_window is not None})
+    if windows:
+        parts.append(f"sliding window (W={', '.join(map(str, windows))})")
+    return ", ".join(parts)
+
+
 def summary(results: Sequence[Result]) -> str:
     """The bounded guarantee, a few lines per geometry; nothing claimed past what was walked."""
     lines = []

@@ -30,7 +30,7 @@ from paged_gate.transcripts import keep, replay_files
 from paged_gate.verdict import Scope, Step, not_run
 from wire.client import DriverError
 
-QUICK_DEPTH = 3  # the explorer's depth in the whole gate: 4 s through the Rust driver on 2 loaded cores (depth 4: 20 s)
+QUICK_DEPTH = 3  # the explorer's depth in the whole gate, on its quick geometries (explorer/alphabet.py): 4 s through the Rust driver on 2 loaded cores (depth 4: 20 s)
 
 
 class Run:
@@ -40,6 +40,7 @@ class Run:
         self.o, self.config, self.profile, self.out, self.work, self.prog, self.channel = o, config, profile, out, work, prog, channel
         self.done: list[Step] = []
         self.listed = 0
+        self.walked = ""  # the parts of the contract the explorer's geometries walked (its verdict line's first words)
 
     def transcript(self, name: str) -> Path:
         """The named place for the first failure's transcript; a later failure's (--all-failures) goes beside the others."""
@@ -67,12 +68,13 @@ class Run:
         exercised = frozenset().union(*(c.requires for c in cases if c.failure is None and c.skipped is None))
         return Step("replay" if self.o.replay else "vectors", ok, detail, cases=cases, exercised=exercised)
 
-    def explorer(self, out: Path, depth: int) -> Step:
+    def explorer(self, out: Path, depth: int, quick: bool = False) -> Step:
         banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")
         try:
-            ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile), self.config.driver_timeout)
+            ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile), self.config.driver_timeout, quick)
         except DriverError as exc:  # the driver would not start, or its hello differs from the first session's
             return Step(f"explorer, depth {depth}", False, str(exc))
+        self.walked = detail.split("\n", 1)[0]
         walked = [c for c in cases if c.skipped is None]
         if ok and (not walked or len(walked) < len(cases)):
             ok, detail = False, detail + f"\n      {len(walked)} of {len(cases)} geometries walked to depth {depth}: no guarantee for the others"
@@ -112,14 +114,15 @@ def steps(o: Options, config: Config, profile: Profile, out: Path, work: Path, p
     run = Run(o, config, profile, out, work, prog, channel)
     if o.exhaustive:
         run.step("exhaustive", lambda path: run.explorer(path, o.depth))
-        return run.done, Scope(only=f"the explorer to depth {o.depth} on its geometries (what each geometry walked: above)")
+        walked = f"{run.walked}; " if run.walked else ""
+        return run.done, Scope(only=f"the explorer to depth {o.depth} on its geometries ({walked}what each geometry walked: above)")
     if o.replay or o.vectors:
         run.step("replay" if o.replay else "vectors", lambda path: run.vectors(path, stop_at_first=False))
         return run.done, Scope(only=f"the transcript {Path(o.replay).name}" if o.replay else "the conformance vectors")
     whole = not narrowing(o.extra) and not o.xfails  # arguments after `--` that select nothing keep every step
     if whole:
         run.step("vectors", lambda path: run.vectors(path, stop_at_first=not o.all_failures))
-        run.step(f"explorer, depth {QUICK_DEPTH}", lambda path: run.explorer(path, QUICK_DEPTH))
+        run.step(f"explorer, depth {QUICK_DEPTH}", lambda path: run.explorer(path, QUICK_DEPTH, quick=True))
     run.step("conformance", run.suite)
     root = checkout()
     if o.ours and root is not None:

@@ -35,11 +35,11 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "ci" / "examples"
 BASE = explorer.GEOMETRIES[0]
 
 
-WINDOWED = explorer.windowed(explorer.GEOMETRIES, 2)  # `--sliding-window 2`: a block goes once a position is past it
+WALKED = explorer.EVERY_GEOMETRY  # the base geometries, then the window's (W = 2 and 3), walked when the port announces it
 
 
 @pytest.mark.parametrize(
-    "g", [pytest.param(g, id=g.name, marks=[pytest.mark.needs(*sorted(g.needs))] if g.needs else []) for g in (*explorer.GEOMETRIES, *WINDOWED)]
+    "g", [pytest.param(g, id=g.name, marks=[pytest.mark.needs(*sorted(g.needs))] if g.needs else []) for g in WALKED]
 )
 def test_every_short_sequence_agrees(g: explorer.Geometry) -> None:
     (result,) = explorer.run(harness.impl_name(), 3, [g], profile=str(harness.profile()))

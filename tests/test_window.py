@@ -89,6 +89,18 @@ def test_bad_windows_raise_the_contracts_errors(options: dict[str, Any]) -> None
     assert_raises(harness.expected_error(want()), f"PagedKVCache(4, 2, 1, 1, 1, **{options!r})", lambda: harness.impl().PagedKVCache(4, 2, 1, 1, 1, **options))
 
 
+@pytest.mark.python_surface
+def test_a_numpy_integer_window_is_that_window() -> None:
+    """W may be a NumPy integer, as every size may (CONTRACT.md "Sliding window"): np.int64(2) keeps one position, as
+    2 does; np.bool_ is TypeError, as bool is. The same calls on the oracle with the Python int."""
+    pair = (harness.impl().PagedKVCache(4, 1, 1, 1, 1, sliding_window=np.int64(2)), harness.model(4, 1, 1, 1, 1, sliding_window=2))
+    run(pair, "add_seq", 0)
+    run(pair, "append", 0, 0, *chunk(3))
+    harness.assert_matches_model(*pair)
+    assert_raises(harness.expected_error(TypeError()), "PagedKVCache(4, 1, 1, 1, 1, sliding_window=np.bool_(True))",
+                  lambda: harness.impl().PagedKVCache(4, 1, 1, 1, 1, sliding_window=np.bool_(True)))
+
+
 def test_a_window_as_large_as_allowed_releases_nothing() -> None:
     """W = 2^31 - 1 is accepted, and short sequences keep every block, as without the window."""
     pair = (harness.impl().PagedKVCache(4, 2, 1, 1, 1, sliding_window=2**31 - 1), harness.model(4, 2, 1, 1, 1, sliding_window=2**31 - 1))

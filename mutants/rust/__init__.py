@@ -15,7 +15,9 @@ order (r38), a prefix hit that ignores the window (r39) or needs ceil(W / B) blo
 released entry that keeps its id (r41, the Rust form of freeing a -1 entry), gather of every
 position (r42), release lowest index first (r43), release before registration (r44), a hit that
 takes the blocks before the window too (r45). Their `caught_by` is `window`: `-k window` selects
-the suite's window tests and the `window-*` vectors.
+the suite's window tests and the `window-*` vectors. r46..r49 narrow the window's integers (issue 38):
+W in a u16 (r46), W read into an i32 before its range check (r47), the release's start m - W + 1
+in a u16 (r48) and in a u32 that wraps below 0 (r49); the `range-window-*` vectors kill them.
 
 Every one of the thirteen pitfalls applies to the port, so none is skipped. Two are transposed
 rather than copied:

@@ -50,7 +50,8 @@ def window_gather(s: Script) -> None:
 
 @window_vector(
     "bad-sizes",
-    "W below 2 or above 2^31 - 1 is invalid_argument (a size below 1 too, before it; with prefix caching alike); "
+    "W below 2 or above 2^31 - 1 is invalid_argument (a size below 1 too, before it; with prefix caching alike; "
+    "a bad W before a pool of 2^63 bytes or more, which a good W leaves out_of_memory); "
     "W = 2^31 - 1 releases nothing, W = 2 keeps one position",
     "error-table",
 )
@@ -59,6 +60,8 @@ def window_bad_sizes(s: Script) -> None:
         s.attempt(lambda: s.new(4, 2, 1, 1, 1, prefix_caching=caching, sliding_window=w))
     s.attempt(lambda: s.new(0, 2, 1, 1, 1, sliding_window=1))
     s.attempt(lambda: s.new(4, 2, 0, 1, 1, sliding_window=3))
+    for w in (1, 3):  # W is checked before memory: 4 * N * B * L * H * D bytes is 2^73 here
+        s.attempt(lambda: s.new(2**31 - 1, 2**32, 1, 1, 4, sliding_window=w))
     for w in (2**31 - 1, 2):
         c = s.new(4, 2, 1, 1, 1, sliding_window=w)
         c.add_seq(0)
