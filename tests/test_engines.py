@@ -381,6 +381,22 @@ def test_served_vllm_registers_the_run_before_the_resend_boundary(block_size: in
                  f"B={block_size} W={window}: the {need} blocks before block {end}, after the prompt and 3B decode steps")
 
 
+def test_served_vllm_restarts_a_hits_run_at_an_uncached_block() -> None:
+    """B = 1, W = 3: a hit needs need = 2 cached blocks at its end. Under retention 0 (the rule the test above
+    pins) a 7-token prompt registers blocks 4 and 5, and a 4-token prompt sharing its first 3 tokens blocks 1
+    and 2; block 3 is never registered. A prompt sharing the first 5 tokens is then served, by CONTRACT.md's hit
+    rule over those blocks, the run {1, 2}: 3 positions, not the run {2, 4} across the gap (4 positions whose
+    window holds a block never cached)."""
+    mod = adapter("vllm_window_served")
+    c = mod.PagedKVCache(16, 1, 1, 1, 2, prefix_caching=True, sliding_window=3)
+    for sid, prompt in ((0, [1, 2, 3, 4, 5, 6, 7]), (1, [1, 2, 3, 9])):
+        assert_served(c.add_seq(sid, prompt), 0, f"add_seq({sid}, {prompt})")
+        c.append(sid, 0, *kv(len(prompt)))
+        c.free(sid)
+    assert_served(c.add_seq(2, [1, 2, 3, 4, 5, 8]), 3, "add_seq(2, [1, 2, 3, 4, 5, 8]): the cached run {1, 2}")
+    assert_equal("block_table(2)[0]", c.block_table(2).tolist()[0], -1, "before the run: the window skips it")
+
+
 # Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.
 for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" not in WANTED]:
     del globals()[_name]
