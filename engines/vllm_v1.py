@@ -87,8 +87,10 @@ class _Request:
 
 
 class _Backend:
-    def __init__(self, num_blocks: int, block_size: int, caching: bool, window: int | None = None) -> None:
-        mgr = _v.make_manager(num_blocks + 1, block_size, caching, window)  # window: vllm_window.py
+    def __init__(
+        self, num_blocks: int, block_size: int, caching: bool, window: int | None = None, retention: int | None = None
+    ) -> None:
+        mgr = _v.make_manager(num_blocks + 1, block_size, caching, window, retention)  # vllm_window(_served).py
         self.mgr, self.pool = Engine(mgr), Engine(mgr.block_pool)  # every call into them counted (engine_calls)
         self.stm = mgr.coordinator.single_type_managers[0]  # its block lists: fields, read and set, not calls
         self.hasher = _v.get_request_block_hasher(block_size, _v.hash_fn)
@@ -109,7 +111,7 @@ class _Backend:
         req = self.reqs[sid] = _Request(f"seq-{sid}", tokens, self.hasher)
         if not (self.caching and tokens):
             return 0
-        blocks, n, _ = self.mgr.get_computed_blocks(req)
+        blocks, n, req.shared_prefix_boundary = self.mgr.get_computed_blocks(req)  # as vLLM's scheduler sets it
         if n:
             out = self.mgr.allocate_slots(req, 0, n, blocks, delay_cache_blocks=True)
             assert out is not None, "vLLM refused to take its own hit"

@@ -41,8 +41,10 @@ PROFILE = vllm_v1.PROFILE
 class _WindowBackend(vllm_v1._Backend):
     """vllm_v1's backend on a SlidingWindowManager, plus each sequence's released-to length."""
 
+    RETENTION: int | None = None  # KVCacheConfig.prefix_cache_retention_interval (vllm_window_served.py: 0)
+
     def __init__(self, num_blocks: int, block_size: int, caching: bool, window: int) -> None:
-        super().__init__(num_blocks, block_size, caching, window)
+        super().__init__(num_blocks, block_size, caching, window, self.RETENTION)
         self.settled: dict[int, int] = {}  # sequence -> the smallest layer length it last released to
 
     def add(self, sid: int, tokens: list[int]) -> int:
@@ -72,6 +74,8 @@ class _WindowBackend(vllm_v1._Backend):
 class PagedKVCache(Frontend):
     """CONTRACT.md's cache, sliding window included, on vLLM v1's KVCacheManager; see the module docstring."""
 
+    window_backend = _WindowBackend
+
     def __init__(
         self,
         num_blocks: int,
@@ -88,4 +92,4 @@ class PagedKVCache(Frontend):
     def make_backend(self, num_blocks: int, block_size: int, prefix_caching: bool) -> Any:
         if self.sliding_window is None:
             return vllm_v1._Backend(num_blocks, block_size, prefix_caching)
-        return _WindowBackend(num_blocks, block_size, prefix_caching, self.sliding_window)
+        return self.window_backend(num_blocks, block_size, prefix_caching, self.sliding_window)

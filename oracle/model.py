@@ -36,6 +36,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from .profile import Profile
+from .registration import Registration
 
 
 class OutOfBlocks(RuntimeError):
@@ -142,6 +143,7 @@ class ModelKVCache:
         self.prefix_caching = prefix_caching
         self.window = None if sliding_window is None else int(sliding_window)
         self.profile = profile or Profile()
+        self.registration = Registration(self.profile.registration, self.block_size, self.window)  # which full blocks register
         self.tokens: dict[int, Layers] = {}  # seq -> layer -> positions
         self.tables: dict[int, list[int]] = {}  # seq -> block ids in position order
         self.declared: dict[int, list[int]] = {}  # seq -> the token ids of its positions, as far as declared
@@ -268,6 +270,7 @@ class ModelKVCache:
         self.declared[sid] = ids if self.prefix_caching else []
         if not self.prefix_caching:
             return 0
+        self.registration.add(sid, ids)
         for block in self.hit(ids):
             if block is None:  # before a windowed hit's blocks: a released entry, its positions unknown
                 self.tables[sid].append(RELEASED)
@@ -294,6 +297,7 @@ class ModelKVCache:
         self.tokens[cid] = [list(layer) for layer in self.tokens[pid]]
         self.tables[cid] = list(self.tables[pid])
         self.declared[cid] = list(self.declared[pid])
+        self.registration.fork(pid, cid)
 
     def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
         sid = self._live(seq_id)
@@ -358,7 +362,7 @@ class ModelKVCache:
         the profile's `duplicates` says: the new block stays unregistered (first), is registered too
         (keep), or takes the key from the old one (newest), which, held by no one, is then free."""
         bs = self.block_size
-        for i in indices:
+        for i in filter(lambda i: self.registration.keeps(sid, i), indices):
             key = tuple(self.declared[sid][: (i + 1) * bs])
             block = self.tables[sid][i]
             assert block not in self.registered(), "a block that just became full was written by this sequence alone"
@@ -403,6 +407,7 @@ class ModelKVCache:
         sid = self._live(seq_id)
         table = self.tables.pop(sid)
         del self.tokens[sid], self.declared[sid]
+        self.registration.free(sid)
         for block in reversed(table):
             if block != RELEASED:
                 self.let_go(block)

@@ -26,6 +26,11 @@ OPTIONS: dict[str, dict[str, str]] = {
         "keep": "prefix caching: the second block is registered too; a hit takes the earliest still registered (vLLM)",
         "newest": "prefix caching: the key moves to the newest block; the old one loses it (nano-vllm)",
     },
+    "registration": {
+        "dense": "prefix caching with a window: every full block is registered (this project; vLLM's retention None)",
+        "replay-tail": "prefix caching with a window: only the blocks hits at the replay boundaries and the junction need "
+        "(vLLM's served prefix_cache_retention_interval=0, as its own words promise; oracle.registration)",
+    },
 }
 
 
@@ -38,6 +43,7 @@ class Profile:
     allocation: str = "lowest-free"
     reuse: str = "free-first"
     duplicates: str = "first"
+    registration: str = "dense"
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -27,6 +27,7 @@ def copy(model: ModelKVCache) -> ModelKVCache:
     new.release_order = list(model.release_order)
     new.lifetime = list(model.lifetime)
     new.ended = list(model.ended)
+    new.registration = model.registration.copy()
     return new
 
 
@@ -80,7 +81,7 @@ def key(model: ModelKVCache, canonical: bool) -> Hashable:
     )
     # under reuse=release-order, where each cached block stands among the unheld ones (free ones are alike)
     order = tuple(-1 if b is FREE else rename(b) for b in model.release_order) if model.profile.reuse == "release-order" else ()
-    return (seqs, registry, tuple(rename(b) for b in model.cached), model.evictions, order)
+    return (seqs, registry, tuple(rename(b) for b in model.cached), model.evictions, order, model.registration.state())
 
 
 def gather_bits(model: ModelKVCache, s: int, layer: int) -> tuple[Bits, Bits]:

@@ -30,7 +30,7 @@ from oracle.renaming import BlockNames
 ENGINES = Path(__file__).resolve().parent.parent / "engines"
 
 
-ADAPTERS = ("vllm_v1", "vllm_window", "nano_vllm")
+ADAPTERS = ("vllm_v1", "vllm_window", "vllm_window_served", "nano_vllm")
 
 
 def wanted() -> set[str]:
@@ -353,10 +353,57 @@ def test_window_hit_needs_only_the_windows_blocks() -> None:
         assert_same_bits(f"gather(2, 0) {name}", got, want, "the served window")
 
 
+# -- vLLM's served retention (vllm_window_served: prefix_cache_retention_interval=0) --------------
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_served_prefix_caching_matches_the_oracle(seed: int) -> None:
+    """vllm_window's 40 windowed prefix sessions under retention 0, against the oracle under registration=replay-tail."""
+    session(adapter("vllm_window_served"), seed, prefix=True, prompts="shared", window=True)
+
+
+@pytest.mark.parametrize("block_size, window, prompt", [(1, 2, 3), (2, 3, 7), (4, 5, 8), (4, 5, 10), (4, 9, 13), (2, 5, 9)])
+def test_served_vllm_registers_the_run_before_the_resend_boundary(block_size: int, window: int, prompt: int) -> None:
+    """vLLM's own rule, measured on its manager (what the xfails of vllm_window_served.xfails differ from): with
+    retention 0 a prompt of p tokens registers the need = ceil((W-1)/B) blocks before block (p-1)//B, and no block
+    past the prompt however far it is decoded."""
+    mod = adapter("vllm_window_served")
+    c = mod.PagedKVCache(64, block_size, 1, 1, 2, prefix_caching=True, sliding_window=window)
+    assert_served(c.add_seq(0, list(range(1, prompt + 1))), 0, f"add_seq(0, 1..{prompt})")
+    c.append(0, 0, *kv(prompt))
+    c.extend(0, list(range(100, 100 + 3 * block_size)))
+    for step in range(3 * block_size):
+        c.append(0, 0, *kv(1, float(step)))
+    backend = c._engine
+    req = backend.reqs[0]
+    registered = [i for i, h in enumerate(req.block_hashes) if backend.mgr.block_pool.get_cached_block(h, [0]) is not None]
+    end, need = (prompt - 1) // block_size, -(-(window - 1) // block_size)
+    assert_equal("registered block indexes", registered, list(range(max(0, end - need), end)),
+                 f"B={block_size} W={window}: the {need} blocks before block {end}, after the prompt and 3B decode steps")
+
+
+def test_served_vllm_restarts_a_hits_run_at_an_uncached_block() -> None:
+    """B = 1, W = 3: a hit needs need = 2 cached blocks at its end. Under retention 0 (the rule the test above
+    pins) a 7-token prompt registers blocks 4 and 5, and a 4-token prompt sharing its first 3 tokens blocks 1
+    and 2; block 3 is never registered. A prompt sharing the first 5 tokens is then served, by CONTRACT.md's hit
+    rule over those blocks, the run {1, 2}: 3 positions, not the run {2, 4} across the gap (4 positions whose
+    window holds a block never cached)."""
+    mod = adapter("vllm_window_served")
+    c = mod.PagedKVCache(16, 1, 1, 1, 2, prefix_caching=True, sliding_window=3)
+    for sid, prompt in ((0, [1, 2, 3, 4, 5, 6, 7]), (1, [1, 2, 3, 9])):
+        assert_served(c.add_seq(sid, prompt), 0, f"add_seq({sid}, {prompt})")
+        c.append(sid, 0, *kv(len(prompt)))
+        c.free(sid)
+    assert_served(c.add_seq(2, [1, 2, 3, 4, 5, 8]), 3, "add_seq(2, [1, 2, 3, 4, 5, 8]): the cached run {1, 2}")
+    assert_equal("block_table(2)[0]", c.block_table(2).tolist()[0], -1, "before the run: the window skips it")
+
+
 # Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.
 for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" not in WANTED]:
     del globals()[_name]
 for _name in [n for n in globals() if n.startswith("test_window_") and "vllm_window" not in WANTED]:
+    del globals()[_name]
+for _name in [n for n in globals() if n.startswith("test_served_") and "vllm_window_served" not in WANTED]:
     del globals()[_name]
 for _name in [n for n in globals() if n.startswith("test_nano_") and "nano_vllm" not in WANTED]:
     del globals()[_name]

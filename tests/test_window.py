@@ -130,6 +130,9 @@ def test_a_release_of_registered_blocks_then_an_eviction_then_a_windowed_hit() -
         run(pair, name, *args)
         harness.assert_matches_model(cache, model, when=f", after {name}{args[:2]}")
     # The scenario reached what it is for (the oracle's state, not the cache's):
-    assert_equal("the oracle's evictions", model.evictions, 2, "the scenario: the sevens evict one block, the last append another")
+    if harness.profile().registration == "dense":
+        assert_equal("the oracle's evictions", model.evictions, 2, "the scenario: the sevens evict one block, the last append another")
+    else:  # replay-tail (CONTRACT.md, Profiles): block 0 of the first prompt is never registered, so it comes back free
+        assert_equal("the oracle's evictions", model.evictions, 1, "the scenario under replay-tail: the sevens take free blocks, the last append evicts")
     assert_equal("the oracle's table of 2 starts", model.tables[2][:2], [-1, -1], "the scenario: a hit skipping two blocks")
     cache.close()

@@ -18,7 +18,7 @@ FAMILIES = (pitfalls, errors, protocol, allocation, ranges, wide_forks, random_s
 
 # The profile options whose values change a prefix-caching vector's answers (allocation never does:
 # the oracle takes the lowest free block under every profile, and a port's ids are renamed).
-PREFIX_OPTIONS = ("reuse", "duplicates")
+PREFIX_OPTIONS = ("reuse", "duplicates", "registration")
 
 
 def vectors() -> list[Vector]:

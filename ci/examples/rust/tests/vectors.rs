@@ -51,7 +51,8 @@ struct Transcript {
 const RELEASED: i64 = -1;
 
 /// docs/CONTRACT.md's options and their defaults, the profile of a driver that names none.
-const DEFAULTS: [(&str, &str); 3] = [("allocation", "lowest-free"), ("reuse", "free-first"), ("duplicates", "first")];
+const DEFAULTS: [(&str, &str); 4] =
+    [("allocation", "lowest-free"), ("reuse", "free-first"), ("duplicates", "first"), ("registration", "dense")];
 
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("PAGED_VECTORS_DIR") {
