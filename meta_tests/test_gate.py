@@ -40,7 +40,9 @@ EXAMPLES = suite_root() / "ci" / "examples"
 BROKEN = ["broken_allocation", "broken_copy_one_layer"]
 
 
-def gate(*args: str, cwd: Path, env_extra: dict[str, str] | None = None, command: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+def gate(
+    *args: str, cwd: Path, env_extra: dict[str, str] | None = None, command: list[str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """`python -m paged_gate ARGS` (or `command ARGS`) from cwd, with the broken examples (and cwd's modules)
     importable; bounded explorer and shrinking."""
     path = [str(EXAMPLES), str(cwd), os.environ.get("PYTHONPATH", "")]
@@ -49,7 +51,7 @@ def gate(*args: str, cwd: Path, env_extra: dict[str, str] | None = None, command
     # The examples are broken under the default profile (broken_allocation's ids are a legal choice
     # under allocation=any): a profile the outer run was given must not reach the gate under test.
     env.pop("PAGED_PROFILE", None)
-    return subprocess.run([*(command or [sys.executable, "-m", "paged_gate"]), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([*(command or [sys.executable, "-m", "paged_gate"]), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def verdict(run: subprocess.CompletedProcess[str]) -> str:

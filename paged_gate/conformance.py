@@ -198,9 +198,11 @@ def conformance(
     code = pytest(config, [*args, *([f"--xfails={xfails}"] if xfails else []), *extra], "gate")
     outcomes = read_outcomes(outcomes_path, xfails)
     if outcomes is None:
+        why = "pytest's ERROR line above says why (a bad --xfails entry, say)" if code == 4 else (
+            "did a test end pytest's process, os._exit in the implementation?")
         return False, (
             f"pytest exit {code} ({MEANING.get(code, 'unexpected')}) with no outcomes record: the suite did not "
-            "run to a verdict (did a test end pytest's process, os._exit in the implementation?)"
+            f"run to a verdict ({why})"
         ), junit, 0, frozenset()
     failures = outcomes.failures()
     lines = outcomes.summary(xfails, maxfail)

@@ -198,7 +198,7 @@ def pytest_configure(config: pytest.Config) -> None:
 # runners, mutmut, the gate's first pass) reaches its verdict early.
 ORDER = ("test_catalog.py", "test_vectors.py", "test_errors.py", "test_allocation.py", "test_fork.py", "test_data.py", "test_widths.py")
 LONG = ("test_random_ops_conserve_blocks",)
-LAST = ("test_gate.py",)  # each runs a whole gate in a subprocess: minutes where a direct test takes seconds
+LAST = ("test_gate.py", "test_verdict.py")  # each runs a whole gate in a subprocess: minutes where a direct test takes seconds
 # Before all of them, the constructor's argument order, which builds no cache: a bug that lets
 # 2^31 blocks through (say mutmut's `name == "XXnum_blocksXX"` in as_sizes) fails there at once,
 # where the vector that asks for 2^31 blocks would build an allocator of 2^31 ids and exhaust
