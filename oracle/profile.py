@@ -26,6 +26,10 @@ OPTIONS: dict[str, dict[str, str]] = {
         "keep": "prefix caching: the second block is registered too; a hit takes the earliest still registered (vLLM)",
         "newest": "prefix caching: the key moves to the newest block; the old one loses it (nano-vllm)",
     },
+    "freeing": {
+        "by-group": "hybrid models: free lets go of each group's table in turn, group 0 first, each from its last entry (vLLM)",
+        "by-position": "hybrid models: free lets go position by position from the last entry, every group's entry there in group order",
+    },
 }
 
 
@@ -38,6 +42,7 @@ class Profile:
     allocation: str = "lowest-free"
     reuse: str = "free-first"
     duplicates: str = "first"
+    freeing: str = "by-group"
 
     def __post_init__(self) -> None:
         for f in fields(self):
