@@ -1,4 +1,4 @@
-"""s63: the full-attention group released as if it had the largest window (hybrid models)."""
+"""s63: in a hybrid model, the full-attention group released as if it had the largest window."""
 
 from . import Edit, Mutant
 
@@ -9,6 +9,7 @@ MUTANT = Mutant(
     caught_by=('test_the_issue_example_holds_four_blocks_and_at_most_two', 'test_paged_matches_contiguous_decoding_in_a_hybrid_model'),
     edits=(
         Edit('paged/groups.py', '            groups.append(FullAttention(layers, block_size, prefix_caching))\n',
-             '            groups.append(SlidingWindow(layers, block_size, prefix_caching, max(w or 2 for w in windows)))\n'),
+             '            groups.append(SlidingWindow(layers, block_size, prefix_caching, max(w or 0 for w in windows)) if any(windows) '
+             'else FullAttention(layers, block_size, prefix_caching))\n'),
     ),
 )
