@@ -98,7 +98,27 @@ def test_hit_fork_copy_filled_duplicate_key_hit_and_eviction() -> None:
         before = set(watch.reached)
         drive(model, watch, name, *args)
         assert watch.reached - before == new, f"{name}{args[:2]}: reached {watch.reached - before}, expected {new}"
-    assert watch.reached == set(BEHAVIOURS) - {"OutOfBlocks", "layers diverging", "window release", "windowed hit"}
+    assert watch.reached == set(BEHAVIOURS) - {"OutOfBlocks", "layers diverging", "window release", "windowed hit", "release beside a held entry", "hit cut by a group"}
+
+
+def test_a_release_beside_a_held_entry_and_a_hit_cut_by_a_group() -> None:
+    """A hybrid model (a full-attention layer, a layer of W = 2): the windowed layer lets go of its first block while the
+    full-attention table holds its own; then a prompt whose keys the full-attention group has for 2 blocks and the
+    window group for 1 is served 1 block, cut by the window group."""
+    model, watch = ModelKVCache(8, 2, 2, 1, 1, prefix_caching=True, layer_windows=(None, 2)), Observer()
+    steps: list[tuple[str, tuple[Any, ...], set[str]]] = [
+        ("add_seq", (0, [1, 2, 3, 4, 5]), set()),
+        ("append", (0, 0, *chunk(5)), set()),
+        ("append", (0, 1, *chunk(2)), set()),
+        ("free", (0,), set()),
+        ("add_seq", (1, [1, 2, 3, 4, 5]), {"hit", "hit cut by a group"}),
+        ("append", (1, 0, *chunk(3)), set()),
+        ("append", (1, 1, *chunk(3)), {"window release", "release beside a held entry"}),
+    ]
+    for name, args, new in steps:
+        before = set(watch.reached)
+        drive(model, watch, name, *args)
+        assert watch.reached - before == new, f"{name}{args[:2]}: reached {watch.reached - before}, expected {new}"
 
 
 def test_a_window_release_and_a_windowed_hit() -> None:

@@ -36,7 +36,7 @@ def test_a_profile_names_only_what_differs_from_the_default() -> None:
     p = parse("allocation=any, duplicates=keep")
     assert (p.allocation, p.reuse, p.duplicates) == ("any", "free-first", "keep")
     assert str(p) == "allocation=any,duplicates=keep" and not p.exact_ids
-    assert p.describe() == "allocation=any reuse=free-first duplicates=keep registration=dense"
+    assert p.describe() == "allocation=any reuse=free-first duplicates=keep registration=dense freeing=by-group"
     assert parse("duplicates=newest", base=p).duplicates == "newest" and parse("duplicates=newest", base=p).allocation == "any"
 
 

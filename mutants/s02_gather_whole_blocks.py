@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        length = seq.lens[li]\n        start = 0 if",
-            "        length = -(-seq.lens[li] // self.block_size) * self.block_size\n        start = 0 if",
+            "        length = seq.lens[li]\n        gi = self._group_of[li]",
+            "        length = -(-seq.lens[li] // self.block_size) * self.block_size\n        gi = self._group_of[li]",
         ),
     ),
 )

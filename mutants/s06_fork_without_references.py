@@ -10,8 +10,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        for block in src.table:\n            if block != RELEASED:\n                self._alloc.incref(block)\n",
-            "        for block in src.table:\n            if block != RELEASED:\n                pass\n",
+            "            for block in table:\n                if block != RELEASED:\n                    self._alloc.incref(block)\n",
+            "            for block in table:\n                if block != RELEASED:\n                    pass\n",
         ),
     ),
 )

@@ -10,8 +10,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "            self._alloc.decref(block, index is not None and index.is_registered(block))\n",
-            "            pass\n",
+            "                self._alloc.decref(block, self._prefix and self._registered(block))\n",
+            "                pass\n",
         ),
     ),
 )

@@ -10,8 +10,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        self._let_go(reversed(seq.table))\n",
-            "        self._let_go(reversed(seq.table[:1]))\n",
+            "            self._let_go(reversed(table))\n",
+            "            self._let_go(reversed(table[:1]))\n",
         ),
     ),
 )

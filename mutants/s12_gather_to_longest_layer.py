@@ -10,8 +10,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        length = seq.lens[li]\n        start = 0 if",
-            "        length = max(seq.lens)\n        start = 0 if",
+            "        length = seq.lens[li]\n        gi = self._group_of[li]",
+            "        length = max(seq.lens)\n        gi = self._group_of[li]",
         ),
     ),
 )

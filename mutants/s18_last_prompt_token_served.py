@@ -10,9 +10,9 @@ MUTANT = Mutant(
     # CONTRACT.md: the hit ends before the last prompt token (k * B <= len(tokens) - 1).
     edits=(
         Edit(
-            'paged/prefix.py',
-            '        while (len(path) + 1) * bs <= len(tokens) - 1:',
-            '        while (len(path) + 1) * bs <= len(tokens):',
+            'paged/cache.py',
+            '        k = (len(ids) - 1) // self.block_size\n',
+            '        k = len(ids) // self.block_size\n',
         ),
     ),
 )

@@ -17,7 +17,7 @@ MUTANT = Mutant(
         ),
         Edit(
             'paged/cache.py',
-            '            parent = seq.nodes[i - 1] if i else index.root\n',
+            '            parent = nodes[i - 1] if i else index.root\n',
             '            parent = index.root\n',
         ),
     ),

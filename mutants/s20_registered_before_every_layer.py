@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/cache.py',
-            '            self._register(self._prefix, seq, min(seq.lens) // bs)\n',
-            '            self._register(self._prefix, seq, seq.lens[li] // bs)\n',
+            '            self._register(group.index, seq, gi, min(seq.lens[i] for i in group.layers) // bs)\n',
+            '            self._register(group.index, seq, gi, seq.lens[li] // bs)\n',
         ),
     ),
 )

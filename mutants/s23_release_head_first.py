@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/cache.py',
-            '        self._let_go(reversed(seq.table))\n',
-            '        self._let_go(seq.table)\n',
+            '            self._let_go(reversed(table))\n',
+            '            self._let_go(table)\n',
         ),
     ),
 )

@@ -13,17 +13,17 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "        self._let_go(reversed(seq.table))\n"
+            "            self._let_go(reversed(table))\n"
             "        del self._seqs[as_int(seq_id, \"seq_id\")]\n",
-            "        self._let_go(reversed(seq.table))\n"
+            "            self._let_go(reversed(table))\n"
             "        del self._seqs[as_int(seq_id, \"seq_id\")]\n"
             "        for other in self._seqs.values():\n"
-            "            for i, b in enumerate(other.table):\n"
-            "                if self._prefix is None and self._alloc._free and self._alloc._free[0] < b and self._alloc._refs[b] == 1:\n"
+            "            for i, b in enumerate(other.tables[0]):\n"
+            "                if not self._prefix and self._alloc._free and self._alloc._free[0] < b and self._alloc._refs[b] == 1:\n"
             "                    moved = self._alloc.allocate()\n"
             "                    self._k[:, :, moved] = self._k[:, :, b]\n"
             "                    self._v[:, :, moved] = self._v[:, :, b]\n"
-            "                    other.table[i] = moved\n"
+            "                    other.tables[0][i] = moved\n"
             "                    self._alloc.decref(b, False)\n",
         ),
     ),

@@ -12,15 +12,15 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/cache.py",
-            "            self._alloc.acquire(node.block)\n            table.append(node.block)\n",
-            "            if self._alloc._free:\n"
-            "                fresh = self._alloc.allocate()\n"
-            "                self._k[:, :, fresh] = self._k[:, :, node.block]\n"
-            "                self._v[:, :, fresh] = self._v[:, :, node.block]\n"
-            "                table.append(fresh)\n"
-            "            else:\n"
-            "                self._alloc.acquire(node.block)\n"
-            "                table.append(node.block)\n",
+            "                self._alloc.acquire(node.block)\n                table.append(node.block)\n",
+            "                if self._alloc._free:\n"
+            "                    fresh = self._alloc.allocate()\n"
+            "                    self._k[:, :, fresh] = self._k[:, :, node.block]\n"
+            "                    self._v[:, :, fresh] = self._v[:, :, node.block]\n"
+            "                    table.append(fresh)\n"
+            "                else:\n"
+            "                    self._alloc.acquire(node.block)\n"
+            "                    table.append(node.block)\n",
         ),
     ),
 )

@@ -14,8 +14,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "paged/fast.py",
-            "self._alloc.holders(seq.table[first]) > 1:\n",
-            "self._alloc.holders(seq.table[first]) > 2:\n",
+            "self._alloc.holders(table[first]) > 1:\n",
+            "self._alloc.holders(table[first]) > 2:\n",
         ),
     ),
 )

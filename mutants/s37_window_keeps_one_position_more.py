@@ -8,6 +8,6 @@ MUTANT = Mutant(
     symptom='a block is let go one append late: the table holds it and stats count it used after its last position left every window',
     caught_by=('test_paged_matches_contiguous_decoding_with_a_sliding_window',),
     edits=(
-        Edit('paged/cache.py', '        cut = max(0, min(seq.lens) - window + 1) // self.block_size', '        cut = max(0, min(seq.lens) - window) // self.block_size'),
+        Edit('paged/groups.py', '        return max(0, shortest - self.window + 1) // self.block_size', '        return max(0, shortest - self.window) // self.block_size'),
     ),
 )

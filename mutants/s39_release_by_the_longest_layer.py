@@ -8,6 +8,6 @@ MUTANT = Mutant(
     symptom='a layer that lags loses blocks its window still reaches',
     caught_by=('TestWindowMachine',),
     edits=(
-        Edit('paged/cache.py', '        cut = max(0, min(seq.lens) - window + 1) // self.block_size', '        cut = max(0, max(seq.lens) - window + 1) // self.block_size'),
+        Edit('paged/cache.py', '        cut = group.released_before(min(seq.lens[i] for i in group.layers))', '        cut = group.released_before(max(seq.lens[i] for i in group.layers))'),
     ),
 )

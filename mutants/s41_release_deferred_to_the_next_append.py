@@ -9,8 +9,8 @@ MUTANT = Mutant(
     caught_by=('TestWindowMachine',),
     notes="vLLM 0.33.0's SlidingWindowManager releases at the start of allocate_slots; CONTRACT.md pins the end of the append.",
     edits=(
-        Edit('paged/cache.py', '        if self.window is not None:\n            self._release(seq, self.window)\n\n    def gather(', '\n    def gather('),
-        Edit('paged/cache.py', '        table = seq.table\n        bs = self.block_size\n        first, last', '        if self.window is not None:\n            self._release(seq, self.window)\n        table = seq.table\n        bs = self.block_size\n        first, last'),
-        Edit('paged/fast.py', '        if self.window is not None:\n            self._release(seq, self.window)\n        return True', '        return True'),
+        Edit('paged/cache.py', '        if group.window is not None:\n            self._release(seq, gi)\n\n    def gather(', '\n    def gather('),
+        Edit('paged/cache.py', '        group, table = self._groups[gi], seq.tables[gi]  # the layer', '        if self._groups[gi].window is not None:\n            self._release(seq, gi)\n        group, table = self._groups[gi], seq.tables[gi]  # the layer'),
+        Edit('paged/fast.py', '        if self._groups[gi].window is not None:\n            self._release(seq, gi)\n        return True', '        return True'),
     ),
 )

@@ -8,6 +8,6 @@ MUTANT = Mutant(
     symptom='gather shows one position more than the window: the one the next token no longer attends to',
     caught_by=('test_paged_matches_contiguous_decoding_with_a_sliding_window',),
     edits=(
-        Edit('paged/cache.py', '        start = 0 if self.window is None else max(0, length - self.window + 1)', '        start = 0 if self.window is None else max(0, length - self.window)'),
+        Edit('paged/groups.py', '        return max(0, length - self.window + 1)', '        return max(0, length - self.window)'),
     ),
 )

@@ -8,6 +8,6 @@ MUTANT = Mutant(
     symptom='add_seq serves only a run of registered keys from the first block, so a prompt whose first blocks were evicted is recomputed whole',
     caught_by=('test_a_release_of_registered_blocks_then_an_eviction_then_a_windowed_hit', 'TestWindowPrefixMachine'),
     edits=(
-        Edit('paged/cache.py', '        need = None if self.window is None else -(-(self.window - 1) // self.block_size)', '        need = None'),
+        Edit('paged/groups.py', '        self.need = -(-(window - 1) // block_size)', '        self.need = None'),
     ),
 )

@@ -8,6 +8,6 @@ MUTANT = Mutant(
     symptom="when W - 1 is a multiple of B, a hit asks for one block more than the served positions' window reaches, and serves less",
     caught_by=('test_a_release_of_registered_blocks_then_an_eviction_then_a_windowed_hit', 'TestWindowPrefixMachine'),
     edits=(
-        Edit('paged/cache.py', '        need = None if self.window is None else -(-(self.window - 1) // self.block_size)', '        need = None if self.window is None else -(-self.window // self.block_size)'),
+        Edit('paged/groups.py', '        self.need = -(-(window - 1) // block_size)', '        self.need = -(-window // block_size)'),
     ),
 )

@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/checks.py',
-            '        raise ValueError(f"sliding_window must be from 2 to 2^31 - 1, got {value}")\n    return value\n',
-            '        raise ValueError(f"sliding_window must be from 2 to 2^31 - 1, got {value}")\n    return value & 0xFFFF\n',
+            '        raise ValueError(f"{what} must be from 2 to 2^31 - 1, got {value}")\n    return value\n',
+            '        raise ValueError(f"{what} must be from 2 to 2^31 - 1, got {value}")\n    return value & 0xFFFF\n',
         ),
     ),
 )

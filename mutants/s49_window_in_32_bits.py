@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/checks.py',
-            '    value = as_int(sliding_window, "sliding_window")\n',
-            '    value = (as_int(sliding_window, "sliding_window") + 2**31) % 2**32 - 2**31\n',
+            '    value = as_int(sliding_window, what)\n',
+            '    value = (as_int(sliding_window, what) + 2**31) % 2**32 - 2**31\n',
         ),
     ),
 )

@@ -10,9 +10,9 @@ MUTANT = Mutant(
     # CONTRACT.md's integer ranges: a windowed layer's length up to 2**31 - 1, and so the start of its window.
     edits=(
         Edit(
-            'paged/cache.py',
-            '        cut = max(0, min(seq.lens) - window + 1) // self.block_size',
-            '        cut = (max(0, min(seq.lens) - window + 1) & 0xFFFF) // self.block_size',
+            'paged/groups.py',
+            '        return max(0, shortest - self.window + 1) // self.block_size',
+            '        return (max(0, shortest - self.window + 1) & 0xFFFF) // self.block_size',
         ),
     ),
 )

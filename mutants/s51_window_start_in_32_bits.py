@@ -11,9 +11,14 @@ MUTANT = Mutant(
     # computed before max(0, ...), wraps below 0. The port then clamps its count to the table, as a slice would.
     edits=(
         Edit(
+            'paged/groups.py',
+            '        return max(0, shortest - self.window + 1) // self.block_size',
+            '        return ((shortest - self.window + 1) & 0xFFFFFFFF) // self.block_size',
+        ),
+        Edit(
             'paged/cache.py',
-            '        cut = max(0, min(seq.lens) - window + 1) // self.block_size',
-            '        cut = min(len(table), ((min(seq.lens) - window + 1) & 0xFFFFFFFF) // self.block_size)',
+            '        cut = group.released_before(min(seq.lens[i] for i in group.layers))',
+            '        cut = min(len(table), group.released_before(min(seq.lens[i] for i in group.layers)))',
         ),
     ),
 )

@@ -3,12 +3,13 @@
 Every sequence preallocates `max_len` positions for every layer, K and V, whatever
 length it reaches; a fork copies all of it. Simple, and the memory cost that paging
 wins back. Same calls as the paged cache where they mean the same thing. With `sliding_window=W`
-it still keeps every position, and `gather` returns the window, the last W - 1 (CONTRACT.md).
+it still keeps every position, and `gather` returns the window, the last W - 1 (CONTRACT.md); with
+`layer_windows` (a hybrid model), each layer's own window.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -17,10 +18,19 @@ class ContiguousKVCache:
     """Per sequence, K and V arrays `[L, H, max_len, D]` in `dtype` (float16 by default)."""
 
     def __init__(
-        self, max_len: int, n_layers: int, n_kv_heads: int, d_head: int, dtype: Any = np.float16, sliding_window: int | None = None
+        self,
+        max_len: int,
+        n_layers: int,
+        n_kv_heads: int,
+        d_head: int,
+        dtype: Any = np.float16,
+        sliding_window: int | None = None,
+        layer_windows: Sequence[int | None] | None = None,
     ) -> None:
         self.max_len, self.n_layers, self.n_kv_heads, self.d_head = max_len, n_layers, n_kv_heads, d_head
+        assert sliding_window is None or layer_windows is None, "sliding_window is the shorthand of layer_windows"
         self.window = sliding_window
+        self.windows = list(layer_windows) if layer_windows is not None else [sliding_window] * n_layers  # each layer's
         self.dtype = np.dtype(dtype)
         self.k: dict[int, np.ndarray] = {}
         self.v: dict[int, np.ndarray] = {}
@@ -54,8 +64,8 @@ class ContiguousKVCache:
         self.lens[seq_id][layer] = end
 
     def gather(self, seq_id: int, layer: int) -> tuple[np.ndarray, np.ndarray]:
-        n = self.lens[seq_id][layer]
-        start = 0 if self.window is None else max(0, n - self.window + 1)
+        n, window = self.lens[seq_id][layer], self.windows[layer]
+        start = 0 if window is None else max(0, n - window + 1)
         return self.k[seq_id][layer, :, start:n].copy(), self.v[seq_id][layer, :, start:n].copy()
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:

@@ -22,7 +22,7 @@ A masked position weighs exactly 0, so a full cache gives the same bits as a win
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
@@ -71,8 +71,12 @@ class ToyDecoder:
         max_pos: int = 256,
         seed: int = 0,
         window: int | None = None,
+        layer_windows: Sequence[int | None] | None = None,
     ) -> None:
+        """`window`: every layer's sliding window; `layer_windows`: each layer's (None: full attention), a hybrid
+        model; at most one of them."""
         assert n_heads % n_kv_heads == 0
+        assert window is None or layer_windows is None, "window is the shorthand of layer_windows=(window,) * n_layers"
         rng = np.random.default_rng(seed)
 
         def w(*shape: int) -> np.ndarray:
@@ -81,6 +85,8 @@ class ToyDecoder:
 
         self.n_layers, self.n_heads, self.n_kv_heads, self.d_head = n_layers, n_heads, n_kv_heads, d_head
         self.window = window
+        self.windows = list(layer_windows) if layer_windows is not None else [window] * n_layers  # each layer's
+        assert len(self.windows) == n_layers
         self.embed = w(vocab, d_model) * np.float32(np.sqrt(vocab))
         self.pos = w(max_pos, d_model)
         self.layers = [
@@ -117,8 +123,9 @@ class ToyDecoder:
             key_pos = start - past_k.shape[1] + np.arange(k_all.shape[1])[None, :]  # each key's position
             query_pos = (start + np.arange(n))[:, None]
             visible = key_pos <= query_pos
-            if self.window is not None:
-                visible &= key_pos > query_pos - self.window
+            window = self.windows[layer]
+            if window is not None:
+                visible &= key_pos > query_pos - window
             scores = np.where(visible, scores, np.float32(-np.inf))
             # the masked positions weigh exactly 0, so a row's sums do not depend on how many follow it
             weights = _exp(scores - scores.max(axis=-1, keepdims=True)).astype(np.float32)

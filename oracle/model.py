@@ -101,6 +101,24 @@ def _token_ids(tokens: Any) -> list[int]:
     return ids
 
 
+def layer_window_list(layer_windows: Any, sliding_window: Any, n_layers: int) -> list[int | None] | None:
+    """Each layer's window as `layer_windows` gives it (a list or tuple of L entries, each None or an integer
+    from 2 to 2^31 - 1), or None when it is not given (then `sliding_window` is every layer's); both given is
+    ValueError."""
+    if layer_windows is None:
+        return None
+    if sliding_window is not None:
+        raise ValueError("sliding_window and layer_windows are both given")
+    if not isinstance(layer_windows, (list, tuple)):
+        raise TypeError(f"layer_windows must be a list or tuple, got {layer_windows!r}")
+    if len(layer_windows) != n_layers:
+        raise ValueError(f"layer_windows has {len(layer_windows)} entries for {n_layers} layers")
+    for w in layer_windows:
+        if w is not None and not 2 <= _integer(w, "a layer's window") <= MAX_BLOCKS:
+            raise ValueError("a layer's window must be from 2 to 2^31 - 1")
+    return [None if w is None else int(w) for w in layer_windows]
+
+
 def _real_array(x: Any, what: str) -> np.ndarray:
     arr = np.asarray(x)
     is_real = np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
@@ -122,6 +140,7 @@ class ModelKVCache:
         *,
         prefix_caching: bool = False,
         sliding_window: int | None = None,
+        layer_windows: Any = None,
         profile: Profile | None = None,
     ) -> None:
         sizes = [num_blocks, block_size, n_layers, n_kv_heads, d_head]
@@ -135,20 +154,26 @@ class ModelKVCache:
             raise TypeError(f"prefix_caching must be a bool, got {prefix_caching!r}")
         if sliding_window is not None and not 2 <= _integer(sliding_window, "sliding_window") <= MAX_BLOCKS:
             raise ValueError("sliding_window must be from 2 to 2^31 - 1")
+        given = layer_window_list(layer_windows, sliding_window, int(n_layers))
         pool_bytes = 2 * math.prod(int(s) for s in sizes)  # float16: 2 bytes a value, a pool for K and one for V
         if 2 * pool_bytes >= POOL_BYTES_LIMIT:  # before anything of num_blocks' size is built
             raise MemoryError("K and V need 4 * N * B * L * H * D bytes: 2^63 or more")
         _ask_for_memory(pool_bytes)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = (int(s) for s in sizes)
         self.prefix_caching = prefix_caching
-        self.window = None if sliding_window is None else int(sliding_window)
+        windows = given if given is not None else [self.window_or_none(sliding_window)] * self.n_layers
+        self.layer_windows = windows  # each layer's window (None: full attention)
+        self.window = windows[0] if len(set(windows)) == 1 else None  # the window every layer has, if one
+        self.group_windows = list(dict.fromkeys(windows))  # a group a window, in the order of their first layers
+        self.group_of = [self.group_windows.index(w) for w in windows]  # layer -> its group
         self.profile = profile or Profile()
         self.registration = Registration(self.profile.registration, self.block_size, self.window)  # which full blocks register
         self.tokens: dict[int, Layers] = {}  # seq -> layer -> positions
-        self.tables: dict[int, list[int]] = {}  # seq -> block ids in position order
+        # group -> seq -> block ids in position order (`tables`: group 0's, every table when there is one group)
+        self.group_tables: list[dict[int, list[int]]] = [{} for _ in self.group_windows]
         self.declared: dict[int, list[int]] = {}  # seq -> the token ids of its positions, as far as declared
-        # key -> the blocks registered under it, earliest first (more than one only under duplicates=keep)
-        self.registry: dict[Key, list[Registered]] = {}
+        # group -> key -> the blocks registered under it, earliest first (more than one only under duplicates=keep)
+        self.registries: list[dict[Key, list[Registered]]] = [{} for _ in self.group_windows]
         self.cached: list[int] = []  # registered blocks no table holds, cached longest ago first (the eviction order)
         # Every block with no holder, free or cached, in the order each was released (a fresh pool: 0, 1, 2, ...):
         # reuse=release-order's queue. A cached block is there by its id; a free one as FREE, since free blocks
@@ -159,17 +184,42 @@ class ModelKVCache:
         self.evictions = 0
         self.closed = False
 
+    @staticmethod
+    def window_or_none(window: Any) -> int | None:
+        return None if window is None else int(window)
+
     # -- derived facts ------------------------------------------------------------------
 
+    @property
+    def tables(self) -> dict[int, list[int]]:
+        """Group 0's tables: with one group (no `layer_windows`, or one window for every layer), every table."""
+        return self.group_tables[0]
+
+    @tables.setter
+    def tables(self, value: dict[int, list[int]]) -> None:
+        self.group_tables[0] = value
+
+    @property
+    def registry(self) -> dict[Key, list[Registered]]:
+        """Group 0's keys: with one group, every key."""
+        return self.registries[0]
+
+    @registry.setter
+    def registry(self, value: dict[Key, list[Registered]]) -> None:
+        self.registries[0] = value
+
+    def all_tables(self) -> list[list[int]]:
+        return [table for tables in self.group_tables for table in tables.values()]
+
     def holders(self, block: int) -> int:
-        return sum(table.count(block) for table in self.tables.values())
+        return sum(table.count(block) for table in self.all_tables())
 
     def registered(self) -> set[int]:
-        return {entry.block for entries in self.registry.values() for entry in entries}
+        return {entry.block for registry in self.registries for entries in registry.values() for entry in entries}
 
     def free_blocks(self) -> list[int]:
         """Blocks with no holder and no key, lowest first."""
-        held = {b for table in self.tables.values() for b in table}
+        held = {b for table in self.all_tables() for b in table}
         registered = self.registered()
         return [b for b in range(self.num_blocks) if b not in held and b not in registered]
 
@@ -187,9 +237,10 @@ class ModelKVCache:
 
     def unregister(self, block: int) -> None:
         """The block's key goes (its other blocks, under duplicates=keep, stay)."""
-        self.registry = {
-            key: kept for key, entries in self.registry.items() if (kept := [e for e in entries if e.block != block])
-        }
+        self.registries = [
+            {key: kept for key, entries in registry.items() if (kept := [e for e in entries if e.block != block])}
+            for registry in self.registries
+        ]
 
     def end(self, block: int) -> None:
         """The block went back to the pool: its identity ends (a renaming of ids lets its name go)."""
@@ -213,26 +264,29 @@ class ModelKVCache:
         else:
             self.release_order.remove(FREE)
 
-    def hit(self, tokens: list[int]) -> list[int | None]:
-        """The blocks a prompt is served from, ending before its last token: the longest run of registered
-        keys tokens[:B], tokens[:2B], ...; with a window, the longest prefix of k blocks whose last
-        need = ceil((W-1)/B) keys are registered (None for the k - need blocks before them), else that run."""
-        bs, most = self.block_size, (len(tokens) - 1) // self.block_size
+    def hit(self, tokens: list[int]) -> list[list[int | None]]:
+        """Each group's table for a prompt's hit, ending before its last token: k blocks for the largest k
+        that every group can serve (`can_serve`), the blocks a group does not need None."""
+        groups = range(len(self.group_windows))
+        k = (len(tokens) - 1) // self.block_size
+        while not all(self.can_serve(g, tokens, k) for g in groups):
+            k -= 1
+        return [[None if j < self.first_needed(g, k) else self.registered_block(g, tokens, j) for j in range(k)] for g in groups]
 
-        def block(j: int) -> int | None:  # the block registered under block j's key, if any (the earliest)
-            entries = self.registry.get(tuple(tokens[: (j + 1) * bs]))
-            return entries[0].block if entries else None
+    def can_serve(self, group: int, tokens: list[int], k: int) -> bool:
+        """Whether the group's keys of the blocks its layers need for the first k blocks are registered: every one
+        for full attention; with a window, the last need = ceil((W-1)/B) (all k when k < need)."""
+        return all(self.registered_block(group, tokens, j) is not None for j in range(self.first_needed(group, k), k))
 
-        if self.window is not None:
-            need = math.ceil((self.window - 1) / bs)
-            for k in range(most, need - 1, -1):
-                last = [block(j) for j in range(k - need, k)]
-                if None not in last:
-                    return [None] * (k - need) + last
-        run = list[int | None]()
-        while len(run) < most and (next_block := block(len(run))) is not None:
-            run.append(next_block)
-        return run
+    def first_needed(self, group: int, k: int) -> int:
+        """The first of k blocks a hit needs in the group: 0, or with a window W, k - ceil((W-1)/B)."""
+        window = self.group_windows[group]
+        return 0 if window is None else max(0, k - math.ceil((window - 1) / self.block_size))
+
+    def registered_block(self, group: int, tokens: list[int], j: int) -> int | None:
+        """The block registered under block j's key in the group (the earliest), if any."""
+        entries = self.registries[group].get(tuple(tokens[: (j + 1) * self.block_size]))
+        return entries[0].block if entries else None
 
     # -- checks ---------------------------------------------------------------------------
 
@@ -266,24 +320,30 @@ class ModelKVCache:
         sid = self._new(seq_id)
         ids = _token_ids(tokens)
         self.tokens[sid] = [[] for _ in range(self.n_layers)]
-        self.tables[sid] = []
+        for tables in self.group_tables:
+            tables[sid] = []
         self.declared[sid] = ids if self.prefix_caching else []
         if not self.prefix_caching:
             return 0
         self.registration.add(sid, ids)
-        for block in self.hit(ids):
-            if block is None:  # before a windowed hit's blocks: a released entry, its positions unknown
-                self.tables[sid].append(RELEASED)
-                for layer in range(self.n_layers):
-                    self.tokens[sid][layer] += [None] * self.block_size
-                continue
-            key = tuple(ids[: (len(self.tables[sid]) + 1) * self.block_size])
-            for layer in range(self.n_layers):
-                self.tokens[sid][layer] += self.registry[key][0].layers[layer]
-            if block in self.cached:  # else another table holds it
-                self.take(block)
-            self.tables[sid].append(block)
+        for g, blocks in enumerate(self.hit(ids)):
+            table, layers = self.group_tables[g][sid], self.layers_of(g)
+            for block in blocks:
+                if block is None:  # before a windowed hit's blocks: a released entry, its positions unknown
+                    table.append(RELEASED)
+                    for layer in layers:
+                        self.tokens[sid][layer] += [None] * self.block_size
+                    continue
+                key = tuple(ids[: (len(table) + 1) * self.block_size])
+                for layer in layers:
+                    self.tokens[sid][layer] += self.registries[g][key][0].layers[layer]
+                if block in self.cached:  # else another table holds it
+                    self.take(block)
+                table.append(block)
         return len(self.tables[sid]) * self.block_size
+
+    def layers_of(self, group: int) -> list[int]:
+        return [layer for layer in range(self.n_layers) if self.group_of[layer] == group]
 
     def extend(self, seq_id: int, tokens: Any) -> None:
         sid = self._live(seq_id)
@@ -295,7 +355,8 @@ class ModelKVCache:
         pid = self._live(parent)
         cid = self._new(child)
         self.tokens[cid] = [list(layer) for layer in self.tokens[pid]]
-        self.tables[cid] = list(self.tables[pid])
+        for tables in self.group_tables:
+            tables[cid] = list(tables[pid])
         self.declared[cid] = list(self.declared[pid])
         self.registration.fork(pid, cid)
 
@@ -310,7 +371,8 @@ class ModelKVCache:
             raise ValueError("v must be 3-D, of k's shape")
         if k.shape[0] != self.n_kv_heads or k.shape[2] != self.d_head or k.shape[1] == 0:
             raise ValueError(f"bad chunk shape {k.shape}")
-        table = self.tables[sid]
+        group = self.group_of[li]
+        table, layers = self.group_tables[group][sid], self.layers_of(group)
         start = len(self.tokens[sid][li])
         end = start + k.shape[1]  # one past the last position written
         if self.prefix_caching and end > len(self.declared[sid]):
@@ -335,19 +397,20 @@ class ModelKVCache:
                     table[i] = block
                 else:
                     table.append(block)
-        full_before = min(len(t) for t in self.tokens[sid]) // self.block_size
+        full_before = min(len(self.tokens[sid][layer]) for layer in layers) // self.block_size
         self.tokens[sid][li] += [self.position(k, v, t) for t in range(k.shape[1])]
-        assert len(table) == math.ceil(max(len(t) for t in self.tokens[sid]) / self.block_size)
+        assert len(table) == math.ceil(max(len(self.tokens[sid][layer]) for layer in layers) / self.block_size)
         if self.prefix_caching:
-            self.register(sid, range(full_before, min(len(t) for t in self.tokens[sid]) // self.block_size))
-        if self.window is not None:
-            self.release(sid, self.window)
+            self.register(sid, group, range(full_before, min(len(self.tokens[sid][layer]) for layer in layers) // self.block_size))
+        window = self.group_windows[group]
+        if window is not None:
+            self.release(sid, group, window)
 
-    def release(self, sid: int, window: int) -> None:
-        """Let go of every entry whose positions all come before every layer's window, (i+1)B <= min len - W + 1,
-        from the last such entry to the first, as `free` does; each becomes RELEASED."""
-        table = self.tables[sid]
-        shortest = min(len(t) for t in self.tokens[sid])
+    def release(self, sid: int, group: int, window: int) -> None:
+        """Let go of every entry of the group's table whose positions all come before every window of the group's
+        layers, (i+1)B <= min len - W + 1, from the last such entry to the first, as `free` does; each becomes RELEASED."""
+        table = self.group_tables[group][sid]
+        shortest = min(len(self.tokens[sid][layer]) for layer in self.layers_of(group))
         for i in reversed(range(len(table))):
             if (i + 1) * self.block_size <= shortest - window + 1 and table[i] != RELEASED:
                 block, table[i] = table[i], RELEASED
@@ -357,17 +420,18 @@ class ModelKVCache:
         """What the model keeps of position t of a chunk: its K and V, rounded to float16."""
         return Position(k[:, t, :].astype(np.float16), v[:, t, :].astype(np.float16))
 
-    def register(self, sid: int, indices: range) -> None:
+    def register(self, sid: int, group: int, indices: range) -> None:
         """Register the blocks this append made full, under their keys. When a key names a block already,
         the profile's `duplicates` says: the new block stays unregistered (first), is registered too
         (keep), or takes the key from the old one (newest), which, held by no one, is then free."""
         bs = self.block_size
         for i in filter(lambda i: self.registration.keeps(sid, i), indices):
             key = tuple(self.declared[sid][: (i + 1) * bs])
-            block = self.tables[sid][i]
+            block = self.group_tables[group][sid][i]
             assert block not in self.registered(), "a block that just became full was written by this sequence alone"
-            layers = [list(self.tokens[sid][layer][i * bs : (i + 1) * bs]) for layer in range(self.n_layers)]
-            entries = self.registry.setdefault(key, [])
+            ours = self.layers_of(group)  # the layers a block of this group holds; the others' lists stay empty
+            layers = [list(self.tokens[sid][layer][i * bs : (i + 1) * bs]) if layer in ours else [] for layer in range(self.n_layers)]
+            entries = self.registries[group].setdefault(key, [])
             if entries and self.profile.duplicates == "newest":
                 for old in entries:
                     if old.block in self.cached:  # it loses its key: free now, in its place in the release order
@@ -379,9 +443,9 @@ class ModelKVCache:
                 entries.append(Registered(block, layers))
 
     def window_of(self, sid: int, layer: int) -> list[Position]:
-        """The positions gather returns: every one, or with a window W the last W - 1."""
-        toks = self.tokens[sid][layer]
-        shown = toks if self.window is None else toks[max(0, len(toks) - self.window + 1) :]
+        """The positions gather returns: every one, or with a window W (the layer's) the last W - 1."""
+        toks, window = self.tokens[sid][layer], self.layer_windows[layer]
+        shown = toks if window is None else toks[max(0, len(toks) - window + 1) :]
         assert all(p is not None for p in shown), "a windowed hit served every position its window needs"
         return [p for p in shown if p is not None]
 
@@ -399,16 +463,24 @@ class ModelKVCache:
         sid = self._live(seq_id)
         return len(self.tokens[sid][self._layer(layer)])
 
-    def block_table(self, seq_id: int) -> np.ndarray:
-        return np.array(self.tables[self._live(seq_id)], dtype=np.int32)
+    def block_table(self, seq_id: int, layer: int = 0) -> np.ndarray:
+        """The table of the layer's group."""
+        sid = self._live(seq_id)
+        return np.array(self.group_tables[self.group_of[self._layer(layer)]][sid], dtype=np.int32)
 
     def free(self, seq_id: int) -> None:
-        """Drop the sequence; its blocks are let go from the last entry of the table to the first."""
+        """Drop the sequence; its blocks are let go from the last entry of each table to the first: under the
+        profile's freeing=by-group each group's table in turn, group 0 first; under by-position, position by
+        position, every group's entry there in group order."""
         sid = self._live(seq_id)
-        table = self.tables.pop(sid)
+        tables = [tables.pop(sid) for tables in self.group_tables]
         del self.tokens[sid], self.declared[sid]
         self.registration.free(sid)
-        for block in reversed(table):
+        if self.profile.freeing == "by-group":
+            order = [block for table in tables for block in reversed(table)]
+        else:
+            order = [t[i] for i in reversed(range(max(map(len, tables)))) for t in tables if i < len(t)]
+        for block in order:
             if block != RELEASED:
                 self.let_go(block)
 

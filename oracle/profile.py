@@ -31,6 +31,10 @@ OPTIONS: dict[str, dict[str, str]] = {
         "replay-tail": "prefix caching with a window: only the blocks hits at the replay boundaries and the junction need "
         "(vLLM's served prefix_cache_retention_interval=0, as its own words promise; oracle.registration)",
     },
+    "freeing": {
+        "by-group": "hybrid models: free lets go of each group's table in turn, group 0 first, each from its last entry (vLLM)",
+        "by-position": "hybrid models: free lets go position by position from the last entry, every group's entry there in group order",
+    },
 }
 
 
@@ -44,6 +48,7 @@ class Profile:
     reuse: str = "free-first"
     duplicates: str = "first"
     registration: str = "dense"
+    freeing: str = "by-group"
 
     def __post_init__(self) -> None:
         for f in fields(self):

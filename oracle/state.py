@@ -20,9 +20,10 @@ def copy(model: ModelKVCache) -> ModelKVCache:
     new = object.__new__(ModelKVCache)
     new.__dict__.update(model.__dict__)  # sizes, flags, the frozen profile, counters: values
     new.tokens = {s: [list(layer) for layer in layers] for s, layers in model.tokens.items()}
-    new.tables = {s: list(table) for s, table in model.tables.items()}
+    new.group_tables = [{s: list(table) for s, table in tables.items()} for tables in model.group_tables]
     new.declared = {s: list(ids) for s, ids in model.declared.items()}
-    new.registry = {key: list(entries) for key, entries in model.registry.items()}  # Registered: never changed in place
+    # Registered: never changed in place
+    new.registries = [{key: list(entries) for key, entries in registry.items()} for registry in model.registries]
     new.cached = list(model.cached)
     new.release_order = list(model.release_order)
     new.lifetime = list(model.lifetime)

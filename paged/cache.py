@@ -18,6 +18,12 @@ Sliding window (opt-in, `sliding_window=W`): a layer of n positions needs only i
 positions n-W+1 .. n-1; at the end of every append, the blocks no layer's window reaches are let
 go (`_release`) and their table entries become RELEASED (-1), positions staying absolute.
 
+Hybrid models (opt-in, `layer_windows=(W_0, ..., W_{L-1})`, None for full attention): the layers with
+one window form a group (groups.py, where each kind's rules are), and each group has its own table per
+sequence and its own keys, over the one pool. Without `layer_windows` there is one group, of every
+layer. This class coordinates the groups: an append's one capacity check (an append writes one layer,
+so one group's table), the hit every group can serve (`_hit`), and the order `free` lets go.
+
 Copies: a write splits its positions into part of a block, whole blocks, part of a block
 (`segments`); part of a block is one slice of each pool, every head at once; whole blocks are
 one index assignment (`_write_blocks`). A gather takes the sequence's blocks in table order,
@@ -25,14 +31,15 @@ every head at once, and keeps the first seq_len positions. What each costs: docs
 """
 
 from types import TracebackType
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .allocator import BlockAllocator
-from .checks import as_chunk, as_int, as_sizes, as_tokens, as_window, layer_index, live, zeroed_pools
+from .checks import as_chunk, as_int, as_layer_windows, as_sizes, as_tokens, as_window, layer_index, live, zeroed_pools
 from .errors import OutOfBlocks
+from .groups import Group, make_groups
 from .prefix import Node, PrefixIndex
 
 # One stretch of positions within a sequence: (index in its table of the first block, first
@@ -68,13 +75,14 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
 
 
 class _Seq:
-    """A live sequence: its block table and one length per layer; with prefix caching, the token
-    ids it has declared and the prefix nodes of its full blocks (one per full block, in order)."""
+    """A live sequence: one block table per group and one length per layer; with prefix caching, the
+    token ids it has declared and, per group, the prefix nodes of its full blocks (one per full block,
+    in order)."""
 
-    __slots__ = ("table", "lens", "tokens", "nodes")
+    __slots__ = ("tables", "lens", "tokens", "nodes")
 
-    def __init__(self, table: list[int], lens: list[int], tokens: list[int], nodes: list[Node]) -> None:
-        self.table = table
+    def __init__(self, tables: list[list[int]], lens: list[int], tokens: list[int], nodes: list[list[Node]]) -> None:
+        self.tables = tables
         self.lens = lens
         self.tokens = tokens
         self.nodes = nodes
@@ -86,26 +94,26 @@ class PagedKVCache:
     Invariants (they hold between any two public calls; the suite checks their consequences
     through the public calls only, and the oracle `ModelKVCache` is their executable model):
 
-    - A block's reference count is the number of live sequences whose table holds it (a
-      table holds a block at most once), and a block has no holder (it is free, or with
+    - A block's reference count is the number of live tables that hold it, over every group (a
+      table holds a block at most once, and a block is in the tables of one group), and a block has no holder (it is free, or with
       prefix caching cached) exactly when its count is 0. So `stats()["used"]` is the number
       of distinct blocks in live tables.
-    - For every live sequence, `len(table) == ceil(max(lens) / B)`: a block is taken when a
-      position first needs it and kept until the sequence is freed, or, with a sliding window W,
-      until no layer's window reaches it: then its entry is RELEASED. The RELEASED entries are
+    - For every live sequence and group, `len(table) == ceil(max(lens of the group's layers) / B)`:
+      a block is taken when a position first needs it and kept until the sequence is freed, or, in a
+      sliding window group, until no window of its layers reaches it: then its entry is RELEASED. The RELEASED entries are
       the table's first ones, and no write or gather reaches them.
-    - Position p < lens[layer] of a sequence is stored in slot p % B of block table[p // B],
+    - Position p < lens[layer] of a sequence is stored in slot p % B of block table[p // B] of the layer's group,
       in that layer of the pools; slots past a layer's length are never read.
     - A block with more than one holder is never written: `append` first gives the writer a
       private copy of it (copy on write).
     - A call that raises leaves all of the above as it was (`append` checks its arguments,
       then capacity, before it takes a block or writes a position).
     - `_layers[l]` is `(_k[l], _v[l])`: views of the pools, never copies.
-    - With prefix caching: a block is registered (has a key in `_prefix`) only once every layer
-      of a sequence filled it, and then is never written again; a registered block with no
-      holder is cached, and a cached block has no holder. `seq.nodes[i]` is the prefix node of
-      full block i (`len(seq.nodes) == min(lens) // B`); an append never runs past `seq.tokens`.
-      Off, `_prefix` is None and nothing of it runs.
+    - With prefix caching: a block is registered (has a key in its group's `index`) only once every
+      layer of its group in a sequence filled it, and then is never written again; a registered block with no
+      holder is cached, and a cached block has no holder. `seq.nodes[g][i]` is the prefix node of
+      full block i of group g (`len(seq.nodes[g])` is the group's layers' min(lens) // B); an append never runs past `seq.tokens`.
+      Off, `_prefix` is False, no group has an index, and nothing of it runs.
     - After `close()`, `_closed` is true and the pools are gone; every call but `close()`
       raises ValueError.
 
@@ -131,17 +139,26 @@ class PagedKVCache:
         *,
         prefix_caching: bool = False,
         sliding_window: int | None = None,
+        layer_windows: Sequence[int | None] | None = None,
     ) -> None:
         sizes = as_sizes((num_blocks, block_size, n_layers, n_kv_heads, d_head), prefix_caching)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
-        self.window = as_window(sliding_window)
+        window = as_window(sliding_window)
+        given = as_layer_windows(layer_windows, window, self.n_layers)
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
         self._k, self._v = zeroed_pools(shape)  # MemoryError when the machine will not give them
+        windows = [window] * self.n_layers if given is None else given  # each layer's (sliding_window: every layer's)
+        self.window = windows[0] if len(set(windows)) == 1 else None  # the window of every layer, if they share one
+        self._groups = make_groups(windows, self.block_size, prefix_caching)
+        self._group_of = [0] * self.n_layers  # layer -> the index of its group
+        for gi, group in enumerate(self._groups):
+            for li in group.layers:
+                self._group_of[li] = gi
         # Each layer's `[H, N, B, D]` view of the pools, one list item per layer: a list lookup
         # instead of a new NumPy view on every append and gather.
         self._layers = list(zip(self._k, self._v))
-        self._prefix = PrefixIndex(self.block_size) if prefix_caching else None
-        self._alloc = self.allocator(self.num_blocks, self._prefix.drop if self._prefix else None)
+        self._prefix = prefix_caching
+        self._alloc = self.allocator(self.num_blocks, self._drop if prefix_caching else None)
         self._seqs: dict[int, _Seq] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -168,36 +185,38 @@ class PagedKVCache:
     def add_seq(self, seq_id: int, tokens: Iterable[int] = ()) -> int:
         """Start a new sequence whose prompt has these token ids; return the positions served from the cache.
 
-        With prefix caching, the longest run of the prompt's full blocks whose keys are registered
-        (ending before its last token) becomes the table, each block gaining a holder, and every
-        layer's length is that run's positions; with a sliding window, only the run's last blocks, those
-        its window needs, must be registered, and the entries before them are RELEASED
-        (`PrefixIndex.hit`). Off, the tokens are checked and nothing is served.
+        With prefix caching, the longest run of the prompt's full blocks (ending before its last token)
+        that every group can serve becomes each group's table, each block gaining a holder, and every
+        layer's length is that run's positions; a full-attention group needs every block of the run
+        registered, a sliding window's only the run's last blocks, those its window needs, and the
+        entries before them are RELEASED (`_hit`). Off, the tokens are checked and nothing is served.
         """
         self._check_open()
         sid = as_int(seq_id, "seq_id")
         if sid in self._seqs:
             raise ValueError(f"sequence {sid} is already live")
         ids = as_tokens(tokens)
-        if self._prefix is None:
-            self._seqs[sid] = _Seq([], [0] * self.n_layers, [], [])
+        if not self._prefix:
+            self._seqs[sid] = _Seq([[] for _ in self._groups], [0] * self.n_layers, [], [[] for _ in self._groups])
             return 0
-        need = None if self.window is None else -(-(self.window - 1) // self.block_size)
-        run, skipped = self._prefix.hit(ids, need)
-        table = [RELEASED] * skipped
-        for node in run[skipped:]:
-            assert node.block is not None  # the blocks a hit takes are registered
-            self._alloc.acquire(node.block)
-            table.append(node.block)
-        served = len(run) * self.block_size
-        self._seqs[sid] = _Seq(table, [served] * self.n_layers, ids, run)
+        hits = self._hit(ids)
+        tables = []
+        for run, skipped in hits:
+            table = [RELEASED] * skipped
+            for node in run[skipped:]:
+                assert node.block is not None  # the blocks a hit takes are registered
+                self._alloc.acquire(node.block)
+                table.append(node.block)
+            tables.append(table)
+        served = len(hits[0][0]) * self.block_size
+        self._seqs[sid] = _Seq(tables, [served] * self.n_layers, ids, [run for run, _ in hits])
         return served
 
     def extend(self, seq_id: int, tokens: Iterable[int]) -> None:
         """Declare the token ids of the sequence's next positions (a decode step declares its one token)."""
         seq = self._seq(seq_id)
         ids = as_tokens(tokens)
-        if self._prefix is not None:
+        if self._prefix:
             seq.tokens += ids
 
     def fork(self, parent: int, child: int) -> None:
@@ -206,16 +225,20 @@ class PagedKVCache:
         cid = as_int(child, "child")
         if cid in self._seqs:
             raise ValueError(f"sequence {cid} is already live")
-        for block in src.table:
-            if block != RELEASED:
-                self._alloc.incref(block)
-        self._seqs[cid] = _Seq(src.table.copy(), src.lens.copy(), src.tokens.copy(), src.nodes.copy())
+        for table in src.tables:
+            for block in table:
+                if block != RELEASED:
+                    self._alloc.incref(block)
+        tables = [table.copy() for table in src.tables]
+        self._seqs[cid] = _Seq(tables, src.lens.copy(), src.tokens.copy(), [nodes.copy() for nodes in src.nodes])
 
     def free(self, seq_id: int) -> None:
-        """Drop the sequence, letting go of its table from the last entry to the first: each block whose
-        last holder it was returns to the pool, or, when it has a key, becomes cached."""
+        """Drop the sequence, letting go of each group's table in turn, group 0 first, each from its last
+        entry to its first: each block whose last holder it was returns to the pool, or, when it has a
+        key, becomes cached."""
         seq = self._seq(seq_id)
-        self._let_go(reversed(seq.table))
+        for table in seq.tables:
+            self._let_go(reversed(table))
         del self._seqs[as_int(seq_id, "seq_id")]
 
     # -- data ---------------------------------------------------------------------------------
@@ -230,12 +253,13 @@ class PagedKVCache:
         k_arr, v_arr = as_chunk(k, v, self.n_kv_heads, self.d_head)
         start = seq.lens[li]
         tokens = k_arr.shape[1]
-        if self._prefix is not None and start + tokens > len(seq.tokens):
+        if self._prefix and start + tokens > len(seq.tokens):
             raise ValueError(
                 f"positions {start} .. {start + tokens - 1} of layer {li} need declared token ids; "
                 f"sequence {seq_id} has declared {len(seq.tokens)} (add_seq's tokens, then extend)"
             )
-        table = seq.table
+        gi = self._group_of[li]
+        group, table = self._groups[gi], seq.tables[gi]  # the layer's group takes the blocks: its table
         bs = self.block_size
         first, last = start // bs, (start + tokens - 1) // bs
         alloc = self._alloc
@@ -252,26 +276,28 @@ class PagedKVCache:
             table.append(alloc.allocate())
         self._write(table, li, start, k_arr, v_arr)
         seq.lens[li] = start + tokens
-        if self._prefix is not None:
-            self._register(self._prefix, seq, min(seq.lens) // bs)
-        if self.window is not None:
-            self._release(seq, self.window)
+        if group.index is not None:
+            self._register(group.index, seq, gi, min(seq.lens[i] for i in group.layers) // bs)
+        if group.window is not None:
+            self._release(seq, gi)
 
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         """New C-contiguous float16 arrays `[H, n, D]` of the layer's K and V: every position, or with a
         sliding window W, the window, positions max(0, n-W+1) .. n-1 (`n` the layer's length)."""
         seq, li = self._seq_layer(seq_id, layer)
         length = seq.lens[li]
-        start = 0 if self.window is None else max(0, length - self.window + 1)
+        gi = self._group_of[li]
+        start = self._groups[gi].visible_from(length)
         bs = self.block_size
-        blocks = seq.table[start // bs : -(-length // bs)]  # the blocks of positions start .. length-1
+        blocks = seq.tables[gi][start // bs : -(-length // bs)]  # the blocks of positions start .. length-1
         return self._gather_blocks(li, blocks, start % bs, length - start)
 
     # -- inspection -------------------------------------------------------------------------
 
-    def block_table(self, seq_id: int) -> NDArray[np.int32]:
-        """A new int32 array of the sequence's block ids, in position order."""
-        return np.array(self._seq(seq_id).table, dtype=np.int32)
+    def block_table(self, seq_id: int, layer: int = 0) -> NDArray[np.int32]:
+        """A new int32 array of the block ids of the table of the layer's group, in position order."""
+        seq, li = self._seq_layer(seq_id, layer)
+        return np.array(seq.tables[self._group_of[li]], dtype=np.int32)
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
         """The number of positions `layer` of the sequence holds."""
@@ -308,20 +334,41 @@ class PagedKVCache:
         """The live sequence and the layer index a call names: the id's errors first, then the layer's."""
         return self._seq(seq_id), self._layer(layer)
 
+    def _hit(self, ids: list[int]) -> list[tuple[list[Node], int]]:
+        """Each group's hit (its nodes, how many first ones it skips) for the largest k, at most the prompt's full
+        blocks before its last token, that every group can serve: vLLM's fixed point. Each group gives its
+        longest hit of at most k blocks; k becomes the shortest of them, until every group serves k."""
+        k = (len(ids) - 1) // self.block_size
+        while True:
+            hits = [group.hit(ids, k) for group in self._groups]
+            common = min(len(run) for run, _ in hits)
+            if common == k:
+                return hits
+            k = common
+
+    def _registered(self, block: int) -> bool:
+        return any(group.index is not None and group.index.is_registered(block) for group in self._groups)
+
+    def _drop(self, block: int) -> None:
+        """An evicted block's key goes, from the index of the group it was registered in."""
+        for group in self._groups:
+            if group.index is not None and group.index.is_registered(block):
+                group.index.drop(block)
+                return
+
     def _let_go(self, blocks: Iterable[int]) -> None:
         """Let go of these table entries, in this order (RELEASED ones skipped): each block whose last holder
         this was returns to the pool, or, registered, becomes cached."""
-        index = self._prefix
         for block in blocks:
             if block != RELEASED:
-                self._alloc.decref(block, index is not None and index.is_registered(block))
+                self._alloc.decref(block, self._prefix and self._registered(block))
 
-    def _release(self, seq: _Seq, window: int) -> None:
-        """Sliding window: let go of the blocks whose positions are all before every layer's window, i.e.
-        entries i with (i+1)*B <= min(lens) - W + 1, highest first; their entries become RELEASED. The
-        entries released before are the first ones, so the walk stops at the first RELEASED it meets."""
-        table = seq.table
-        cut = max(0, min(seq.lens) - window + 1) // self.block_size  # entries 0 .. cut-1 are released
+    def _release(self, seq: _Seq, gi: int) -> None:
+        """A sliding window group: let go of the blocks whose positions are all before every window of the
+        group's layers (`released_before`), highest first; their entries become RELEASED. The entries
+        released before are the first ones, so the walk stops at the first RELEASED it meets."""
+        group, table = self._groups[gi], seq.tables[gi]
+        cut = group.released_before(min(seq.lens[i] for i in group.layers))  # entries 0 .. cut-1 are released
         newly = []
         for i in range(cut - 1, -1, -1):
             if table[i] == RELEASED:
@@ -330,18 +377,19 @@ class PagedKVCache:
             table[i] = RELEASED
         self._let_go(newly)
 
-    def _register(self, index: PrefixIndex, seq: _Seq, full: int) -> None:
-        """Register the blocks this append made full (from len(seq.nodes), the full blocks before it, to
-        `full`) under their keys, the whole prefix of token ids, unless a key already names a block."""
-        bs = self.block_size
-        for i in range(len(seq.nodes), full):
-            parent = seq.nodes[i - 1] if i else index.root
+    def _register(self, index: PrefixIndex, seq: _Seq, gi: int, full: int) -> None:
+        """Register the blocks of group gi this append made full (from len(nodes), the full blocks before it,
+        to `full`) under their keys in the group's index, the whole prefix of token ids, unless a key
+        already names a block."""
+        bs, nodes = self.block_size, seq.nodes[gi]
+        for i in range(len(nodes), full):
+            parent = nodes[i - 1] if i else index.root
             if parent.dead:  # pruned since (its key was evicted): the path is made again
-                seq.nodes = index.path(seq.tokens, i)
-                parent = seq.nodes[i - 1]
+                nodes[:] = index.path(seq.tokens, i)
+                parent = nodes[i - 1]
             node = index.child(parent, seq.tokens[i * bs : (i + 1) * bs])
-            seq.nodes.append(node)
-            index.register(node, seq.table[i])
+            nodes.append(node)
+            index.register(node, seq.tables[gi][i])
 
     def _copy_block(self, block: int) -> int:
         """Copy on write: a private copy of a shared block (every layer) for the writer."""

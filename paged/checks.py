@@ -64,15 +64,31 @@ def as_sizes(sizes: tuple[object, ...], prefix_caching: object) -> tuple[int, in
     return n, b, l, h, d
 
 
-def as_window(sliding_window: object) -> int | None:
+def as_window(sliding_window: object, what: str = "sliding_window") -> int | None:
     """The constructor's `sliding_window`: None (off), or an integer from 2 to 2^31 - 1 (CONTRACT.md,
     "Sliding window"): the positions one token attends to, itself included."""
     if sliding_window is None:
         return None
-    value = as_int(sliding_window, "sliding_window")
+    value = as_int(sliding_window, what)
     if not 2 <= value <= MAX_BLOCKS:
-        raise ValueError(f"sliding_window must be from 2 to 2^31 - 1, got {value}")
+        raise ValueError(f"{what} must be from 2 to 2^31 - 1, got {value}")
     return value
+
+
+def as_layer_windows(layer_windows: object, window: int | None, n_layers: int) -> list[int | None] | None:
+    """The constructor's `layer_windows` (CONTRACT.md, "Hybrid models"): None, or a list or tuple of n_layers
+    entries, each None (full attention) or a window as `sliding_window` takes it. `window` is the checked
+    `sliding_window`: both given is ValueError; then the container's type (TypeError), its length
+    (ValueError), and each entry in order, its type then its value."""
+    if layer_windows is None:
+        return None
+    if window is not None:
+        raise ValueError("sliding_window and layer_windows are both given: sliding_window=W is layer_windows=(W,) * n_layers")
+    if not isinstance(layer_windows, (list, tuple)):
+        raise TypeError(f"layer_windows must be a list or tuple, got {type(layer_windows).__name__}")
+    if len(layer_windows) != n_layers:
+        raise ValueError(f"layer_windows has {len(layer_windows)} entries, one a layer is {n_layers}")
+    return [as_window(w, f"layer_windows[{i}]") for i, w in enumerate(layer_windows)]
 
 
 def zeroed_pools(shape: tuple[int, ...]) -> tuple[NDArray[np.float16], NDArray[np.float16]]:

@@ -73,7 +73,7 @@ class PagedKVCache(cache.PagedKVCache):
         """FAST PATH 1. Write a chunk that stays within a block the sequence holds alone and return True;
         return False, having changed nothing, for every other call (the general path then takes it)."""
         seq = self._seqs.get(seq_id) if type(seq_id) is int else None  # closed: no sequence is live
-        if seq is None or type(layer) is not int or not 0 <= layer < self.n_layers or self._prefix is not None:
+        if seq is None or type(layer) is not int or not 0 <= layer < self.n_layers or self._prefix:
             return False
         if not (type(k) is ndarray is type(v) and k.dtype is FLOAT16 is v.dtype):
             return False
@@ -83,14 +83,16 @@ class PagedKVCache(cache.PagedKVCache):
         start = seq.lens[layer]
         first, lo = divmod(start, self.block_size)
         stop = lo + shape[1]
-        if stop > self.block_size or first >= len(seq.table) or self._alloc.holders(seq.table[first]) > 1:
+        gi = self._group_of[layer]
+        table = seq.tables[gi]
+        if stop > self.block_size or first >= len(table) or self._alloc.holders(table[first]) > 1:
             return False  # a new block, more than one block, or copy on write
         k_pool, v_pool = self._layers[layer]
-        k_pool[:, seq.table[first], lo:stop] = k
-        v_pool[:, seq.table[first], lo:stop] = v
+        k_pool[:, table[first], lo:stop] = k
+        v_pool[:, table[first], lo:stop] = v
         seq.lens[layer] = start + shape[1]
-        if self.window is not None:
-            self._release(seq, self.window)
+        if self._groups[gi].window is not None:
+            self._release(seq, gi)
         return True
 
     def _gather_blocks(

@@ -41,17 +41,17 @@ class PrefixIndex:
     def is_registered(self, block: int) -> bool:
         return block in self._node_of
 
-    def hit(self, tokens: Sequence[int], need: int | None = None) -> tuple[list[Node], int]:
-        """The nodes of the prompt's served blocks and how many of the first are skipped (not taken).
+    def hit(self, tokens: Sequence[int], need: int | None, most: int) -> tuple[list[Node], int]:
+        """The nodes of the prompt's served blocks, at most `most`, and how many of the first are skipped (not taken).
 
-        A hit ends before the last token (its logits are always computed). Full attention (`need` None):
+        The caller's `most` ends a hit before the last token (its logits are always computed). Full attention (`need` None):
         the longest run of registered keys tokens[:B], tokens[:2B], ... from the first block, none
         skipped. A sliding window whose served positions need the last `need` blocks (CONTRACT.md,
         "Sliding window"): the longest prefix whose last `need` keys are all registered, the blocks
         before them skipped; when there is none, the run from the first block, as without a window.
         """
         bs, node, path = self.block_size, self.root, list[Node]()
-        while (len(path) + 1) * bs <= len(tokens) - 1:  # the prompt's path in the tree, as far as it goes
+        while len(path) < most:  # the prompt's path in the tree, as far as it goes
             child = node.children.get(tuple(tokens[len(path) * bs : (len(path) + 1) * bs]))
             if child is None:
                 break

@@ -14,6 +14,7 @@ written to PATH as a transcript with the oracle's answers: `ci/gate --replay PAT
 from __future__ import annotations
 
 import importlib
+import inspect
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,9 +128,23 @@ def impl() -> Any:
 
 
 def capabilities() -> frozenset[str]:
-    """The optional parts of the contract the implementation has (a driver announces them at hello)."""
+    """The optional parts of the contract the implementation has (a driver announces them at hello). A module
+    has `hybrid` (CONTRACT.md, "Hybrid models") when its constructor takes `layer_windows`; the wire has no
+    form of it yet, so a driver never has it."""
     module = raw_impl()
-    return frozenset(module.capabilities if is_wire() else module_capabilities(module))
+    if is_wire():
+        return frozenset(module.capabilities)
+    try:
+        hybrid = "layer_windows" in inspect.signature(module.PagedKVCache).parameters
+    except (TypeError, ValueError):
+        hybrid = False
+    return frozenset(module_capabilities(module)) | ({"hybrid"} if hybrid else set())
+
+
+def group_layers(model: ModelKVCache) -> list[int]:
+    """The first layer of each group after group 0: `block_table(s, layer)` names the other tables of a hybrid
+    cache (none when there is one group, whose table `block_table(s)` is)."""
+    return [model.group_of.index(g) for g in range(1, len(model.group_windows))]
 
 
 def replayer() -> Replayer:
@@ -221,6 +236,9 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
         table = cache.block_table(s)
         assert_equal(f"block_table({s}).dtype", str(table.dtype), "int32", f"block_table({s}){when}")
         assert_table(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), model.num_blocks, f"block_table({s}){when}")
+        for layer in group_layers(model):
+            got = cache.block_table(s, layer).tolist()
+            assert_table(f"block_table({s}, {layer})", got, model.block_table(s, layer).tolist(), model.num_blocks, f"block_table({s}, {layer}){when}")
         for layer in range(model.n_layers):
             assert_equal(f"seq_len({s}, {layer})", cache.seq_len(s, layer), model.seq_len(s, layer), f"seq_len({s}, {layer}){when}")
     for s in gathered:

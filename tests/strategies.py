@@ -102,5 +102,6 @@ def tokens_needing(needed: Callable[[int], int], blocks: int, limit: int, longes
 
 
 def model_blocks_needed(model: ModelKVCache, seq: int, layer: int, tokens: int) -> int:
-    """blocks_needed for a sequence of the oracle's model: shared means more than one holder."""
-    return blocks_needed(model.tables[seq], lambda b: model.holders(b) > 1, model.seq_len(seq, layer), tokens, model.block_size)
+    """blocks_needed for a sequence of the oracle's model (the table of the layer's group): shared means more than
+    one holder."""
+    return blocks_needed(model.group_tables[model.group_of[layer]][seq], lambda b: model.holders(b) > 1, model.seq_len(seq, layer), tokens, model.block_size)

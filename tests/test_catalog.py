@@ -387,3 +387,28 @@ def test_paged_matches_contiguous_decoding_with_a_sliding_window(impl: ModuleTyp
     assert_matches_model(paged, model)
     # The window moved on: the oracle's tables let blocks go, so the decoder read only what the window keeps.
     assert_equal("released entries in the oracle's table of 1", sum(b == -1 for b in model.tables[1]) > 0, True, "the scenario")
+
+
+@pytest.mark.floats
+@pytest.mark.needs("hybrid")
+def test_paged_matches_contiguous_decoding_in_a_hybrid_model(impl: ModuleType) -> None:
+    """The twin of the test above for a hybrid model (layer 0 full attention, layer 1 a window of W = 6): the toy
+    decoder with those layers gives, bit for bit, the same logits and greedy ids from the paged cache with
+    `layer_windows=(None, 6)` (whose window group lets blocks go while the full-attention group keeps them), from
+    the contiguous cache gathering each layer's window, and from the contiguous cache gathering everything."""
+    if not harness.profile().exact_ids:
+        pytest.skip("hybrid tables under allocation=any: the renaming reads block_table(s) only")
+    decoder = ToyDecoder(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_head=8, seed=1, layer_windows=(None, 6))
+    paged, model = both(impl, 64, 4, 2, 2, 8, layer_windows=(None, 6))
+    hybrid, full = ContiguousKVCache(64, 2, 2, 8, layer_windows=(None, 6)), ContiguousKVCache(64, 2, 2, 8)
+    run((paged, model), "add_seq", 0)
+    hybrid.add_seq(0)
+    full.add_seq(0)
+    got = _decode(InStep(paged, model), decoder)
+    kv = harness.first_kv_difference(paged, model, [0, 1, 2])
+    for name, other in (("contiguous, each layer's window", hybrid), ("contiguous, everything kept", full)):
+        _assert_same_decoding(got, _decode(other, decoder), f"the hybrid toy decoder, paged against {name}", kv)
+    assert_matches_model(paged, model)
+    # The window group let blocks go and the full-attention group kept every block (the oracle's tables).
+    tables = [model.group_tables[g][1] for g in (0, 1)]
+    assert_equal("released entries (full, window) in the oracle's tables of 1", [-1 in t for t in tables], [False, True], "the scenario")

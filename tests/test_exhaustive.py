@@ -189,7 +189,7 @@ class _RunFlags(paged.PagedKVCache):
 
     def add_seq(self, seq_id: int, tokens: Any = ()) -> int:
         served = super().add_seq(seq_id, tokens)
-        self._runs[seq_id] = _consecutive(self._seqs[seq_id].table)
+        self._runs[seq_id] = _consecutive(self._seqs[seq_id].tables[0])
         return served
 
     def fork(self, parent: int, child: int) -> None:
@@ -202,11 +202,11 @@ class _RunFlags(paged.PagedKVCache):
 
     def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
         seq = self._seqs.get(seq_id) if type(seq_id) is int else None
-        before = list(seq.table) if seq is not None else []
+        before = list(seq.tables[0]) if seq is not None else []
         super().append(seq_id, layer, k, v)
         if seq is not None:
-            copied = seq.table[: len(before)] != before
-            self._runs[seq_id] = self.keeps(seq_id) or (self._runs[seq_id] and not copied and _consecutive(seq.table))
+            copied = seq.tables[0][: len(before)] != before
+            self._runs[seq_id] = self.keeps(seq_id) or (self._runs[seq_id] and not copied and _consecutive(seq.tables[0]))
 
     def keeps(self, seq_id: int) -> bool:
         return False
@@ -224,7 +224,7 @@ def _recomputes_the_run_flag(cache: Any) -> Any:
     table: a stale flag in the original is a right one in the copy."""
     twin = explorer.faithful_copy(cache)
     for sid, seq in getattr(twin, "_seqs", {}).items():
-        twin._runs[sid] = _consecutive(seq.table)
+        twin._runs[sid] = _consecutive(seq.tables[0])
     return twin
 
 
@@ -238,7 +238,7 @@ def _stale_run_path(g: explorer.Geometry) -> tuple[Any, list[tuple[str, tuple[An
         getattr(model, method)(*args)
         getattr(cache, method)(*args)
         calls.append((method, args))
-    assert cache._runs[1] and not _consecutive(cache._seqs[1].table)
+    assert cache._runs[1] and not _consecutive(cache._seqs[1].tables[0])
     return cache, calls
 
 

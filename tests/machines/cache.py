@@ -146,8 +146,9 @@ class CacheMachine(RuleBasedStateMachine):
         """Gather `seq` after this step, and every live sequence that shares a block with it now."""
         assert self.model is not None
         self.touched.add(seq)
-        blocks = set(self.model.tables.get(seq, ()))
-        self.touched.update(s for s, table in self.model.tables.items() if blocks.intersection(table))
+        for tables in self.model.group_tables:  # every group's (one, but for a hybrid model)
+            blocks = set(tables.get(seq, ()))
+            self.touched.update(s for s, table in tables.items() if blocks.intersection(table))
 
     def layer(self, layer: int) -> int:
         assert self.model is not None
@@ -280,7 +281,7 @@ class CacheMachine(RuleBasedStateMachine):
         li = self.layer(layer)
         model = self.model
         free = model.num_free_blocks()
-        limit = (len(model.tables[seq]) + free + 3) * model.block_size
+        limit = (len(model.group_tables[model.group_of[li]][seq]) + free + 3) * model.block_size
 
         def needed(tokens: int) -> int:
             return model_blocks_needed(model, seq, li, tokens)

@@ -31,6 +31,8 @@ BEHAVIOURS: dict[str, str] = {
     "copy on write, fork and hit": "the example reached all three (in any order)",
     "window release": "an append let go of a block its sequence's window no longer reaches (its entry became -1)",
     "windowed hit": "add_seq served a prompt whose first entries are -1: the window needs only the blocks after them",
+    "release beside a held entry": "hybrid: an append let go of a window group's entry i while another group's table holds a block at i",
+    "hit cut by a group": "hybrid: add_seq served fewer blocks than one group alone could serve (the others could not)",
 }
 TOGETHER = ("copy on write", "fork", "hit")
 CHANGES = ("add_seq", "extend", "fork", "append", "free")  # the calls that change the model
@@ -42,8 +44,9 @@ class Before:
 
     name: str
     args: tuple[Any, ...]
-    tables: dict[int, list[int]]
+    tables: dict[int, list[int]]  # group 0's
     evictions: int
+    groups: list[dict[int, list[int]]] = field(default_factory=list)  # every group's tables
     full: int = 0  # append: the writer's full blocks (every layer written to its end)
     keys: dict[tuple[int, ...], list[int]] = field(default_factory=dict)  # append: each key's blocks
     cached: list[int] = field(default_factory=list)  # append: the cached blocks
@@ -78,7 +81,8 @@ class Observer:
     def before(self, model: ModelKVCache | None, name: str, args: tuple[Any, ...]) -> Before | None:
         if model is None or name not in CHANGES:
             return None
-        seen = Before(name, args, {s: list(t) for s, t in model.tables.items()}, model.evictions)
+        groups = [{s: list(t) for s, t in tables.items()} for tables in model.group_tables]
+        seen = Before(name, args, groups[0], model.evictions, groups)
         seq = args[0] if args else None
         if name == "append" and isinstance(seq, (int, np.integer)) and not isinstance(seq, bool) and seq in model.tables:
             seen.full = full_blocks(model, seq)
@@ -112,17 +116,27 @@ class Observer:
         if not served:
             return
         self.reach("hit")
-        if model.tables[seq][0] == -1:
+        if any(tables[seq][0] == -1 for tables in model.group_tables):
             self.reach("windowed hit")
+        tokens, k = model.declared[seq], served // model.block_size
+        more = range(k + 1, (len(tokens) - 1) // model.block_size + 1)
+        if any(model.can_serve(g, tokens, j) for g in range(len(model.group_windows)) for j in more):
+            self.reach("hit cut by a group")
         self.hit_line.add(seq)
         keys = {tuple(model.declared[seq][: (i + 1) * model.block_size]) for i in range(served // model.block_size)}
         if keys & self.duplicated:
             self.reach("hit on a duplicated key")
 
     def appended(self, model: ModelKVCache, seq: int, seen: Before) -> None:
+        for g, tables in enumerate(model.group_tables):
+            before, now = seen.groups[g][seq], tables[seq]
+            released = [i for i in range(len(before)) if before[i] != -1 and now[i] == -1]
+            if released:
+                self.reach("window release")
+            others = [t[seq] for h, t in enumerate(model.group_tables) if h != g]
+            if any(i < len(t) and t[i] != -1 for i in released for t in others):
+                self.reach("release beside a held entry")
         old, table = seen.tables[seq], model.tables[seq]
-        if any(old[i] != -1 and table[i] == -1 for i in range(len(old))):
-            self.reach("window release")
         copied = [i for i in range(len(old)) if table[i] not in (old[i], -1)]
         if copied:
             self.reach("copy on write")

@@ -299,7 +299,7 @@ class PrefixMachine(CacheMachine):
         assert self.model is not None
         model, li = self.model, layer % self.model.n_layers
         available = model.num_free_blocks()
-        limit = (len(model.tables[seq]) + available + 3) * model.block_size
+        limit = (len(model.group_tables[model.group_of[li]][seq]) + available + 3) * model.block_size
         room = limit - (len(self.declared(seq)) - model.seq_len(seq, li))
         if room > 0:
             self.call("extend", seq, [9] * room)  # declare enough tokens (a token no prompt has)
