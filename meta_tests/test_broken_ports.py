@@ -58,3 +58,26 @@ def test_a_broken_port_fails_at_the_vectors(port: str, tmp_path: Path) -> None:
     for name in CAUGHT_BY[port]:
         assert ONE_FORMAT.match(failed[name]), failed[name]
 
+
+
+# port -> the state machine that must fail on it too, under the gate's fixed examples: it draws an engine's
+# geometry, a window of 10 to 16 and float16 specials now and then (tests/strategies.py, tests/machines/window.py).
+MACHINES = {
+    "cow_layer0_at_four_layers": "tests/test_stateful.py::TestCacheMachine",
+    "cow_layer0_at_engine_blocks": "tests/test_prefix.py::TestPrefixMachine",
+    "window_off_by_one_from_ten": "tests/test_window.py::TestWindowMachine",
+    "quietens_signalling_nans": "tests/test_stateful.py::TestCacheMachine",
+}
+
+
+@pytest.mark.parametrize("port", sorted(MACHINES))
+def test_a_broken_port_fails_a_state_machine(port: str) -> None:
+    """The machines alone catch each of these (a data or shape difference, in the one format), not only the vectors."""
+    env = dict(os.environ, HYPOTHESIS_PROFILE="gate", PYTHONPATH=os.pathsep.join([str(PORTS), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    env.pop("PAGED_PROFILE", None)
+    root = PORTS.parent.parent
+    cmd = [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:randomly", "-p", "no:cacheprovider", MACHINES[port], f"--impl={port}"]
+    run = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    first = next((line for line in run.stdout.splitlines() if line.startswith("E       AssertionError: ")), "")
+    assert run.returncode == 1 and re.search(r"=.*, but should be .+ \[.+\]$", first), run.stdout[-3000:]
+    assert "coverage of" not in first, first  # a floor missed would be no catch
