@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import paged
 from paged import OutOfBlocks
+from paged.groups import SlidingWindow
 
 __all__ = ["OutOfBlocks", "PagedKVCache"]
 
@@ -22,5 +23,7 @@ class PagedKVCache(paged.PagedKVCache):
         prefix_caching: bool = False, sliding_window: int | None = None,
     ) -> None:
         super().__init__(num_blocks, block_size, n_layers, n_kv_heads, d_head, prefix_caching=prefix_caching, sliding_window=sliding_window)
-        if self.window is not None and self.window >= 10:
-            self.window += 1
+        for group in self._groups:  # paged/groups.py: each window group's W, and the blocks a hit needs
+            if isinstance(group, SlidingWindow) and group.window is not None and group.window >= 10:
+                group.window += 1
+                group.need = -(-(group.window - 1) // block_size)

@@ -17,8 +17,8 @@ __all__ = ["OutOfBlocks", "PagedKVCache"]
 
 
 class RunFromTheFirstBlock(PrefixIndex):
-    def hit(self, tokens: Sequence[int], need: int | None = None) -> tuple[list[Node], int]:
-        return super().hit(tokens, None)
+    def hit(self, tokens: Sequence[int], need: int | None, most: int) -> tuple[list[Node], int]:
+        return super().hit(tokens, None, most)
 
 
 class PagedKVCache(paged.PagedKVCache):
@@ -26,5 +26,6 @@ class PagedKVCache(paged.PagedKVCache):
 
     def __init__(self, *sizes: Any, prefix_caching: bool = False, sliding_window: int | None = None) -> None:
         super().__init__(*sizes, prefix_caching=prefix_caching, sliding_window=sliding_window)
-        if self._prefix is not None:
-            self._prefix.__class__ = RunFromTheFirstBlock
+        for group in self._groups:  # paged/groups.py: each group's own prefix index
+            if group.index is not None:
+                group.index.__class__ = RunFromTheFirstBlock

@@ -18,20 +18,20 @@ __all__ = ["OutOfBlocks", "PagedKVCache"]
 
 
 class KMaxOnly(PrefixIndex):
-    def hit(self, tokens: Sequence[int], need: int | None = None) -> tuple[list[Node], int]:
+    def hit(self, tokens: Sequence[int], need: int | None, most: int) -> tuple[list[Node], int]:
         if need is None:
-            return super().hit(tokens, None)
+            return super().hit(tokens, None, most)
         bs, node, path = self.block_size, self.root, list[Node]()
-        while (len(path) + 1) * bs <= len(tokens) - 1:
+        while len(path) < most:
             child = node.children.get(tuple(tokens[len(path) * bs : (len(path) + 1) * bs]))
             if child is None:
                 break
             path.append(child)
             node = child
-        k_max = (len(tokens) - 1) // bs
+        k_max = (len(tokens) - 1) // bs  # the prompt's, whatever `most` the fixed point asks for
         if need <= k_max == len(path) and all(n.block is not None for n in path[k_max - need :]):
             return path, k_max - need
-        return super().hit(tokens, None)
+        return super().hit(tokens, None, most)
 
 
 class PagedKVCache(paged.PagedKVCache):
@@ -39,5 +39,6 @@ class PagedKVCache(paged.PagedKVCache):
 
     def __init__(self, *sizes: Any, prefix_caching: bool = False, sliding_window: int | None = None) -> None:
         super().__init__(*sizes, prefix_caching=prefix_caching, sliding_window=sliding_window)
-        if self._prefix is not None:
-            self._prefix.__class__ = KMaxOnly
+        for group in self._groups:  # paged/groups.py: each group's own prefix index
+            if group.index is not None:
+                group.index.__class__ = KMaxOnly

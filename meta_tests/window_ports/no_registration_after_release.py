@@ -20,14 +20,14 @@ __all__ = ["OutOfBlocks", "PagedKVCache"]
 class PagedKVCache(paged.PagedKVCache):
     """The reference cache, whose registration stops at a released entry."""
 
-    def _register(self, index: PrefixIndex, seq: _Seq, full: int) -> None:
-        bs = self.block_size
-        for i in range(len(seq.nodes), full):
-            parent = seq.nodes[i - 1] if i else index.root
+    def _register(self, index: PrefixIndex, seq: _Seq, gi: int, full: int) -> None:
+        bs, nodes, table = self.block_size, seq.nodes[gi], seq.tables[gi]
+        for i in range(len(nodes), full):
+            parent = nodes[i - 1] if i else index.root
             if parent.dead:
-                seq.nodes = index.path(seq.tokens, i)
-                parent = seq.nodes[i - 1]
+                nodes[:] = index.path(seq.tokens, i)
+                parent = nodes[i - 1]
             node = index.child(parent, seq.tokens[i * bs : (i + 1) * bs])
-            seq.nodes.append(node)
-            if -1 not in seq.table[:i]:
-                index.register(node, seq.table[i])
+            nodes.append(node)
+            if -1 not in table[:i]:
+                index.register(node, table[i])

@@ -28,6 +28,6 @@ class PagedKVCache(paged.PagedKVCache):
         finally:
             self._writing = -1
 
-    def _release(self, seq: _Seq, window: int) -> None:
+    def _release(self, seq: _Seq, gi: int) -> None:
         if self._writing == self.n_layers - 1:
-            super()._release(seq, window)
+            super()._release(seq, gi)

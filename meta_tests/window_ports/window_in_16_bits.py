@@ -10,6 +10,7 @@ from typing import Any
 
 import paged
 from paged import OutOfBlocks
+from paged.groups import SlidingWindow
 
 __all__ = ["OutOfBlocks", "PagedKVCache"]
 
@@ -19,5 +20,7 @@ class PagedKVCache(paged.PagedKVCache):
 
     def __init__(self, *sizes: Any, prefix_caching: bool = False, sliding_window: int | None = None) -> None:
         super().__init__(*sizes, prefix_caching=prefix_caching, sliding_window=sliding_window)
-        if self.window is not None:
-            self.window &= 0xFFFF
+        for group in self._groups:  # paged/groups.py: each window group's W, and the blocks a hit needs
+            if isinstance(group, SlidingWindow) and group.window is not None:
+                group.window &= 0xFFFF
+                group.need = -(-(group.window - 1) // self.block_size)

@@ -16,9 +16,10 @@ __all__ = ["OutOfBlocks", "PagedKVCache"]
 class PagedKVCache(paged.PagedKVCache):
     """The reference cache, whose release computes the window's start as a u16."""
 
-    def _release(self, seq: _Seq, window: int) -> None:
-        table = seq.table
-        cut = (max(0, min(seq.lens) - window + 1) & 0xFFFF) // self.block_size
+    def _release(self, seq: _Seq, gi: int) -> None:
+        group, table = self._groups[gi], seq.tables[gi]
+        assert group.window is not None
+        cut = (max(0, min(seq.lens[i] for i in group.layers) - group.window + 1) & 0xFFFF) // self.block_size
         newly = []
         for i in range(cut - 1, -1, -1):
             if table[i] == -1:
