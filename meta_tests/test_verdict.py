@@ -85,15 +85,33 @@ def test_the_suites_driver_sessions_announce_what_the_first_did(tmp_path: Path) 
     failed_with(run, ANNOUNCED)
 
 
+def test_a_step_with_no_vector_of_a_part_does_not_silence_it() -> None:
+    """No vector needs `hybrid` yet: the vectors step offers none of it, so the suite's hybrid tests alone claim
+    it; a suite whose hybrid tests did not pass does not."""
+    hybrid = Target("mine", frozenset({"prefix_caching", "sliding_window", "hybrid"}), "", "mine.py")
+    both = frozenset({"prefix_caching", "sliding_window"})
+    vectors = Step("vectors", True, "", exercised=both, offered=both)
+    ran = [vectors, Step("conformance", True, "", exercised=both | {"hybrid"})]
+    assert certified(hybrid, ran, Scope()) == "PASS: base contract, prefix caching, sliding window, hybrid models, Python surface"
+    silent = [vectors, Step("conformance", True, "", exercised=both)]
+    assert certified(hybrid, silent, Scope()) == (
+        "PASS: base contract, prefix caching, sliding window, Python surface "
+        "(not tested: hybrid models (announced, but no vector or test of it passed in: conformance))"
+    )
+
+
 def test_the_headline_claims_a_part_only_when_its_vectors_and_tests_passed() -> None:
     windowed = Target("exec:./w", frozenset({"prefix_caching", "sliding_window"}), "", "./w")
     both = frozenset({"prefix_caching", "sliding_window"})
     ran = [Step("vectors", True, "", exercised=both), Step("conformance", True, "", exercised=both)]
-    assert certified(windowed, ran, Scope()) == "PASS: base contract, prefix caching, sliding window (not tested: Python surface (a driver has none))"
+    assert certified(windowed, ran, Scope()) == (
+        "PASS: base contract, prefix caching, sliding window (not tested: hybrid models (not announced); Python surface (a driver has none))"
+    )
     silent = [Step("vectors", True, "", exercised=frozenset({"prefix_caching"})), Step("conformance", True, "", exercised=frozenset())]
     assert certified(windowed, silent, Scope()) == (
         "PASS: base contract only (not tested: prefix caching (announced, but no vector or test of it passed in: conformance); "
-        "sliding window (announced, but no vector or test of it passed in: vectors, conformance); Python surface (a driver has none))"
+        "sliding window (announced, but no vector or test of it passed in: vectors, conformance); hybrid models (not announced); "
+        "Python surface (a driver has none))"
     )
     narrowed = [Step("conformance", True, "", exercised=frozenset({"sliding_window"}))]  # `-- tests/test_window.py`: the suite alone
     assert certified(windowed, narrowed, Scope(narrowed="tests/test_window.py")).startswith(

@@ -66,7 +66,8 @@ class Run:
         if first is not None and not self.o.replay:
             detail += f"\n  the first failing vector, as the transcript: {keep(first, out)}; replay it alone: {self.prog} --replay {out} --impl '{self.o.impl}'"
         exercised = frozenset().union(*(c.requires for c in cases if c.failure is None and c.skipped is None))
-        return Step("replay" if self.o.replay else "vectors", ok, detail, cases=cases, exercised=exercised)
+        offered = frozenset().union(*(c.requires for c in cases))
+        return Step("replay" if self.o.replay else "vectors", ok, detail, cases=cases, exercised=exercised, offered=offered)
 
     def explorer(self, out: Path, depth: int, quick: bool = False) -> Step:
         banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")

@@ -9,6 +9,8 @@ process, and the supervisor says so; an exception, SystemExit included, is caugh
 from __future__ import annotations
 
 import importlib
+import inspect
+from types import ModuleType
 from dataclasses import dataclass
 
 from wire.client import DriverError, Session, first_hello
@@ -17,7 +19,9 @@ from wire.server import profile_words
 
 # The optional parts of the contract (CONTRACT.md's "(opt-in)" sections), by the capability word that
 # announces each (an option of `new`, wire.codec.NEW_OPTIONS), with the name a verdict gives it.
-OPTIONAL: dict[str, str] = {"prefix_caching": "prefix caching", "sliding_window": "sliding window"}
+# `hybrid` (CONTRACT.md, "Hybrid models"): a module whose constructor takes `layer_windows`; the wire has no
+# option for it yet, so no driver announces it.
+OPTIONAL: dict[str, str] = {"prefix_caching": "prefix caching", "sliding_window": "sliding window", "hybrid": "hybrid models"}
 
 
 @dataclass(frozen=True)
@@ -70,4 +74,14 @@ def reach(impl: str) -> Target | str:
     missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]
     if missing:
         return f"{impl!r} ({where}) does not export {', '.join(missing)}"
-    return Target(impl, frozenset(module_capabilities(module)), ",".join(profile_words(module)), where)
+    return Target(impl, module_parts(module), ",".join(profile_words(module)), where)
+
+
+def module_parts(module: ModuleType) -> frozenset[str]:
+    """The optional parts a Python module has: each option of `new` its constructor takes (what a driver of
+    it announces, `wire.server.capabilities`), and `hybrid` when the constructor takes `layer_windows`."""
+    try:
+        hybrid = "layer_windows" in inspect.signature(getattr(module, "PagedKVCache")).parameters
+    except (TypeError, ValueError):
+        hybrid = False
+    return frozenset(module_capabilities(module)) | ({"hybrid"} if hybrid else set())

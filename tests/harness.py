@@ -14,7 +14,6 @@ written to PATH as a transcript with the oracle's answers: `ci/gate --replay PAT
 from __future__ import annotations
 
 import importlib
-import inspect
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from paged_gate.config import Config
 from renamed import RenamedImpl
 from wire.client import ExecImpl, RemoteKVCache, Replayer
 from wire.record import Recorder
-from wire.server import capabilities as module_capabilities
+from paged_gate.target import module_parts
 
 @dataclass
 class Run:
@@ -134,11 +133,7 @@ def capabilities() -> frozenset[str]:
     module = raw_impl()
     if is_wire():
         return frozenset(module.capabilities)
-    try:
-        hybrid = "layer_windows" in inspect.signature(module.PagedKVCache).parameters
-    except (TypeError, ValueError):
-        hybrid = False
-    return frozenset(module_capabilities(module)) | ({"hybrid"} if hybrid else set())
+    return module_parts(module)
 
 
 def group_layers(model: ModelKVCache) -> list[int]:
