@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import harness
+import skips
 from assertions import assert_equal, assert_raises
 from machines import SETTINGS, floored
 from machines.hybrid import HybridMachine, HybridPrefixMachine
@@ -26,7 +27,7 @@ from programs import both, refused, run
 
 pytestmark = [
     pytest.mark.needs("hybrid"),
-    pytest.mark.skipif("not harness.profile().exact_ids", reason="hybrid tables under allocation=any: the renaming reads block_table(s) only"),
+    pytest.mark.skipif("not harness.profile().exact_ids", reason=skips.HYBRID_RENAMED),
 ]
 
 TestHybridMachine = pytest.mark.stateful(floored(HybridMachine))
