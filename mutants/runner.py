@@ -15,7 +15,8 @@ What is mutated and how the suite reaches it:
 
 1. Snapshot the repo (paged/, oracle/, tests/, pyproject.toml and the rest, never .git or
    mutants/) into a temporary folder.
-2. Run the selected tests on the unmutated snapshot: they must pass, else stop (exit 2).
+2. Run the selected tests (default: the conformance suite, tests/) on the unmutated snapshot: they
+   must pass, else stop (exit 2).
 3. For each mutant, copy the snapshot, plant the mutant in the copy and run pytest there
    (mutants/pytest_run.py, shared with the engines' runner) with `-x -p no:cacheprovider -n 0`,
    HYPOTHESIS_PROFILE=mutation, PYTHONPATH and the working folder set to the copy. A guard plugin
@@ -47,6 +48,10 @@ from . import Mutant, StaleMutant, all_mutants, apply_mutant
 from .pytest_run import Guard, PytestRun, count_tests, run_pytest, run_with_timeout, tail, verdict
 
 REPO = Path(__file__).resolve().parent.parent
+# The tests a mutant of the port meets when no selection is given: the conformance suite, the one a port is
+# gated by. meta_tests/ tests the suite's own machinery (many of its tests start whole gates in subprocesses)
+# and never stands between a mutant of the port and its verdict.
+CONFORMANCE = ["tests"]
 CRATE = Path("ci/examples/rust")
 RUST_DRIVER = CRATE / "target" / "release" / "paged-kv-driver"
 IGNORE = shutil.ignore_patterns(
@@ -77,7 +82,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         prog="python -m mutants",
         description="Score the test suite against the planted bugs: the seed's pitfalls s01..s13 and the "
         "bugs after them (s14.., mutants/README.md) in paged/ (default, or --driver), or the Rust port's rNN (--rust). "
-        "Arguments after -- select the tests (for example: -- -m stateful).",
+        "Arguments after -- select the tests (default: the conformance suite, tests/; for example: -- -m stateful).",
     )
     how = parser.add_mutually_exclusive_group()
     how.add_argument(
@@ -285,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mutants: no such mutant: {', '.join(sorted(unknown))}", file=sys.stderr)
             return 2
         mutants = [m for m in mutants if m.id in wanted]
-    selection = " ".join(pytest_args) if pytest_args else "the whole suite"
+    selection = " ".join(pytest_args) if pytest_args else "the conformance suite (tests/)"
+    pytest_args = pytest_args or list(CONFORMANCE)
     work = Path(tempfile.mkdtemp(prefix="paged-mutants-"))
     try:
         base = work / "clean"
