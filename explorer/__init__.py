@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
-from .model import TableCheck, exact_tables, new_model, parse_profile, renaming
+from .oracle_side import TableCheck, exact_tables, new_model, parse_profile, renaming
 from .ports import ModulePort, UnfaithfulCopy, each_copy, port_for, snapshots
 from .report import guarantee, replay_text, report, summary, walked
 from .walk import Failure, Level, Result, check_path, interleave

@@ -39,7 +39,7 @@ from oracle.model import ModelKVCache, OutOfBlocks
 from oracle.profile import Profile, hint
 from wire.record import Recorder
 
-from .model import TableCheck, error_kind, exact_tables, live_of, new_model, observations, parse_profile, renaming
+from .oracle_side import TableCheck, error_kind, exact_tables, live_of, new_model, observations, parse_profile, renaming
 from .ports import Item, ModulePort, Observation, UnfaithfulCopy
 
 IN_FLIGHT = 8  # nodes whose requests are sent before the oldest one's answers are read

@@ -1,4 +1,4 @@
-"""The model's side of the walk: the oracle made, an error's kind, what the model's observables are, and
+"""The oracle's side of the walk: the oracle made, an error's kind, what the model's observables are, and
 the table checkers (exact, or up to a renaming of ids). Copying the oracle and its state key are the
 oracle's own (`oracle.state`)."""
 
