@@ -28,7 +28,7 @@ from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import Profile, hint
 from oracle.profile import parse as parse_profile
 from paged_gate.config import Config
-from renamed import RenamedImpl
+from oracle_ids import RenamedImpl
 from wire.client import ExecImpl, RemoteKVCache, Replayer
 from wire.record import Recorder
 from paged_gate.target import module_parts
@@ -113,7 +113,7 @@ def raw_impl() -> Any:
 
 def impl() -> Any:
     """The module under test, as tests use it: its calls recorded with --transcript, and under
-    allocation=any its block tables read through the renaming (`renamed.RenamedImpl`)."""
+    allocation=any its block tables read through the renaming (`oracle_ids.RenamedImpl`)."""
     module = raw_impl()
     if _run.record:
         module = RECORDER.wrap(module)

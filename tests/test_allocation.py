@@ -1,7 +1,7 @@
 """Allocation: which block each append takes, what stats() counts, and that every block comes back.
 
 CONTRACT.md "Allocation policy" and "Operations" (stats). Under allocation=any the literal
-tables below are compared up to a renaming of block ids (tests/renamed.py).
+tables below are compared up to a renaming of block ids (tests/oracle_ids.py).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The adapters' direct tests: scripted sessions with the engines' measured policies pinned by
 hand, and random sessions compared with `oracle.ModelKVCache` under each adapter's profile, block
-tables up to the renaming of `oracle.renaming`. Skipped when
+tables up to the renaming of `oracle.id_renaming`. Skipped when
 an engine is not installed (pip install -e '.[engines]' and the engines with --no-deps, see
 ci/engines). They import the adapters directly, and run only for the adapter --impl names (or both
 with PAGED_ENGINES=1, or the one PAGED_ENGINE_ONLY names), so gating another implementation skips them.
@@ -25,7 +25,7 @@ from assertions import assert_equal, assert_no_difference, assert_raises, assert
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import parse as parse_profile
-from oracle.renaming import BlockNames
+from oracle.id_renaming import BlockNames
 
 ENGINES = Path(__file__).resolve().parent.parent / "engines"
 

@@ -2,7 +2,7 @@
 
 Each cache made through `RenamedImpl` runs a shadow `ModelKVCache` of the same profile with
 the same calls. `block_table` checks the port's table against the shadow's up to the renaming
-of `oracle.renaming` (sharing, and each block's id for its lifetime, stay exact) and returns
+of `oracle.id_renaming` (sharing, and each block's id for its lifetime, stay exact) and returns
 it in the oracle's ids, so every test that compares tables, the seed's literal `[0, 1, 2]`
 included, runs unchanged. Every id must be a block of the pool, 0 .. N-1, as under every profile. A broken renaming fails the call with the suite's message. All
 other calls are the port's own answers.
@@ -16,7 +16,7 @@ import numpy as np
 
 from oracle import ModelKVCache
 from oracle.profile import Profile
-from oracle.renaming import BlockNames
+from oracle.id_renaming import BlockNames
 
 
 class TablesOnly(ModelKVCache):
