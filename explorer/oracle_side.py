@@ -71,7 +71,7 @@ def exact_tables(want: Tables, got: Tables, carry: Any, released: Sequence[int])
     return None, carry
 
 
-def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int], *, num_blocks: int) -> tuple[str | None, Any]:
+def tables_up_to_renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int], *, num_blocks: int) -> tuple[str | None, Any]:
     """allocation=any: tables equal up to a renaming of block ids bound for each block's lifetime, every id
     in the pool (`oracle.id_renaming.BlockNames`). carry: the names along this path, copied at every step (paths branch)."""
     names = carry.copy() if carry is not None else BlockNames(num_blocks)

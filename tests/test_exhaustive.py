@@ -358,12 +358,12 @@ def test_the_replay_under_allocation_any_blames_the_data_not_the_ids(tmp_path: P
 
 @pytest.mark.oracle
 def test_the_renaming_checker() -> None:
-    ok, carry = explorer.renaming({0: [0, 1]}, {0: [5, 3]}, None, [], num_blocks=6)
+    ok, carry = explorer.tables_up_to_renaming({0: [0, 1]}, {0: [5, 3]}, None, [], num_blocks=6)
     assert ok is None
-    assert explorer.renaming({0: [0, 1], 1: [0]}, {0: [5, 3], 1: [5]}, carry, [], num_blocks=6)[0] is None
-    assert "should be 5" in (explorer.renaming({1: [0]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # block 0 is 5, not 3
-    assert "already the block of" in (explorer.renaming({1: [2]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # 3 still holds block 1
-    assert explorer.renaming({1: [2]}, {1: [3]}, carry, [1], num_blocks=6)[0] is None  # once block 1 is released, 3 may be reused
+    assert explorer.tables_up_to_renaming({0: [0, 1], 1: [0]}, {0: [5, 3], 1: [5]}, carry, [], num_blocks=6)[0] is None
+    assert "should be 5" in (explorer.tables_up_to_renaming({1: [0]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # block 0 is 5, not 3
+    assert "already the block of" in (explorer.tables_up_to_renaming({1: [2]}, {1: [3]}, carry, [], num_blocks=6)[0] or "")  # 3 still holds block 1
+    assert explorer.tables_up_to_renaming({1: [2]}, {1: [3]}, carry, [1], num_blocks=6)[0] is None  # once block 1 is released, 3 may be reused
 
 
 @pytest.mark.oracle
