@@ -31,8 +31,6 @@ SELF_TESTS = {
 # Functions, in modules that otherwise drive the implementation, that check something else, each with why.
 SELF_TEST_FUNCTIONS = {
     "test_allocation.py::test_the_allocator_names_its_callers_bug": "paged's own allocator, run only on paged: no port's answer",
-    "test_exhaustive.py::test_two_faults_in_one_call_are_tried": "the explorer on a broken cache made here (like the tests marked oracle)",
-    "test_exhaustive.py::_stale_run_path": "sets up a broken cache made here for the copy check (tests marked oracle), no port",
 }
 
 
