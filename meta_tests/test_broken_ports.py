@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import harness
+from tests import harness
 
 pytestmark = pytest.mark.gate
 if harness.impl_name() != "paged":

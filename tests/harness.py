@@ -2,7 +2,7 @@
 
 Tests reach the cache only through `impl()` and its public calls, so the same suite gates
 any port. The run's settings (a `paged_gate.config.Config`) come from the suite's plugin
-(tests/plugin.py: `configure`, once, at the start): `--impl` (or PAGED_IMPL) names either a Python module exporting PagedKVCache and
+(tests/plugins/implementation.py: `configure`, once, at the start): `--impl` (or PAGED_IMPL) names either a Python module exporting PagedKVCache and
 OutOfBlocks, or `exec:CMD`, a driver program in any language speaking docs/PROTOCOL.md,
 wrapped by `wire.client` as such a module. Never reads a private attribute.
 
@@ -21,14 +21,14 @@ from typing import Any, Iterable
 
 import numpy as np
 
-import assertions
-from assertions import assert_equal, assert_same_bits, assert_table
+from tests import assertions
+from tests.assertions import assert_equal, assert_same_bits, assert_table
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import Profile, hint
 from oracle.profile import parse as parse_profile
 from paged_gate.config import Config
-from oracle_ids import OracleIdsImpl
+from tests.oracle_ids import OracleIdsImpl
 from wire.client import ExecImpl, RemoteKVCache, Replayer
 from wire.record import Recorder
 from paged_gate.target import module_parts

@@ -1,5 +1,5 @@
 """The suite's own reasons to skip a test, in one place. A skip for any other reason is a failure
-(tests/plugin.py, `foreign_skip`): whoever raised it, an implementation that raises unittest.SkipTest
+(tests/plugins/strict_outcomes.py, `judge_unlisted`): whoever raised it, an implementation that raises unittest.SkipTest
 or pytest's Skipped on input it cannot handle must not turn a failure into a skip."""
 
 from __future__ import annotations

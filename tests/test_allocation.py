@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import harness
-import skips
-from assertions import assert_equal
-from harness import assert_matches_model
-from programs import GEOMETRY, OP, both, new_cache, refused, run, run_program
-from strategies import make_chunk
+from tests import harness
+from tests import skips
+from tests.assertions import assert_equal
+from tests.harness import assert_matches_model
+from tests.programs import GEOMETRY, OP, both, new_cache, refused, run, run_program
+from tests.strategies import make_chunk
 
 
 def test_allocation_takes_the_lowest_free_block_after_frees_and_copies(impl: ModuleType) -> None:

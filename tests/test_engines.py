@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-import harness
-import skips
-from assertions import assert_equal, assert_no_difference, assert_raises, assert_same_bits, assert_served
+from tests import harness
+from tests import skips
+from tests.assertions import assert_equal, assert_no_difference, assert_raises, assert_same_bits, assert_served
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import parse as parse_profile

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 import explorer
-import harness
-from assertions import assert_equal, assert_no_difference
+from tests import harness
+from tests.assertions import assert_equal, assert_no_difference
 
 pytestmark = pytest.mark.exhaustive
 

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import assert_matches_model
-from programs import both, refused, run
-from strategies import FLOAT16_SPECIALS, make_chunk
+from tests.harness import assert_matches_model
+from tests.programs import both, refused, run
+from tests.strategies import FLOAT16_SPECIALS, make_chunk
 
 # name -> (B, L, H, D)
 ENGINES = {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vector_files import check_vector, params
+from tests.vector_files import check_vector, params
 
 
 @pytest.mark.parametrize("path", params(widths=False))
