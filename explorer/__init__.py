@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
-from .model import TableCheck, exact_tables, new_model, parse_profile, renaming
+from .oracle_side import TableCheck, exact_tables, new_model, parse_profile, tables_up_to_renaming
 from .ports import ModulePort, UnfaithfulCopy, each_copy, port_for, snapshots
 from .report import guarantee, replay_text, report, summary, walked
 from .walk import Failure, Level, Result, check_path, interleave
@@ -40,7 +40,7 @@ __all__ = [
     "BAD_CHUNKS", "EVERY_GEOMETRY", "GEOMETRIES", "WINDOW_GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
     "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "concrete", "describe",
     "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
-    "port_for", "renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "walked", "windowed",
+    "port_for", "tables_up_to_renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "walked", "windowed",
 ]
 
 

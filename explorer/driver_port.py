@@ -14,7 +14,7 @@ from wire.codec import call_fields, format_stats, new_fields, parse_list
 
 from .alphabet import GEOMETRIES, Geometry
 
-from .model import CLOSED
+from .oracle_side import CLOSED
 from .ports import Call, Item, Observation, Outcome
 
 Ticket = tuple[Batch, int]  # requests written ahead (`DriverPort.send`), and how many closes lead them

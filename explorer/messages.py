@@ -18,7 +18,7 @@ from wire.diff import array_difference, shorten
 from wire.transcript import gather_difference
 
 from .alphabet import Action, describe
-from .model import CLOSED
+from .oracle_side import CLOSED
 
 STATS = ("free", "used", "cached", "evictions")
 

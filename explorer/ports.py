@@ -25,7 +25,7 @@ from oracle.state import gather_bits
 from .alphabet import GEOMETRIES, Geometry
 from .faithful import difference, restore, snapshot
 
-from .model import CLOSED, error_kind
+from .oracle_side import CLOSED, error_kind
 
 Call = tuple[str, tuple[Any, ...]]
 Observation = tuple[Any, dict[int, list[int]]]

@@ -39,7 +39,7 @@ from oracle.model import ModelKVCache, OutOfBlocks
 from oracle.profile import Profile, hint
 from wire.record import Recorder
 
-from .model import TableCheck, error_kind, exact_tables, live_of, new_model, observations, parse_profile, renaming
+from .oracle_side import TableCheck, error_kind, exact_tables, live_of, new_model, observations, parse_profile, tables_up_to_renaming
 from .ports import Item, ModulePort, Observation, UnfaithfulCopy
 
 IN_FLIGHT = 8  # nodes whose requests are sent before the oldest one's answers are read
@@ -137,7 +137,7 @@ class _Checker:
     def __init__(self, port: Port, g: Geometry, profile: Profile, check: TableCheck | None) -> None:
         self.port, self.g, self.profile = port, g, profile
         self.canonical = not profile.exact_ids
-        self.check = check or (functools.partial(renaming, num_blocks=g.num_blocks) if self.canonical else exact_tables)
+        self.check = check or (functools.partial(tables_up_to_renaming, num_blocks=g.num_blocks) if self.canonical else exact_tables)
         self.model_oob = OutOfBlocks
         self.expected: dict[Any, Any] = {}
         self.hint = hint(profile)

@@ -1,7 +1,7 @@
 """Issue 35's broken ports (meta_tests/ports/, each a module on top of `paged` with one bug that shows
 only at an engine's geometry, on a float16 special value or on a fork of a wide id) each get FAIL from
 the gate's first step, the conformance vectors, with the first difference in the one format and the
-vector that shows it named. Before the vectors of paged_gate/vectors/geometry.py, float16.py and
+vector that shows it named. Before the vectors of vectorgen/geometry.py, float16.py and
 wide_forks.py, every one of them passed the whole gate.
 
 Marked `gate` (the gate run as a command, as in test_gate.py): the installed gate does not run these.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import harness
+from tests import harness
 
 pytestmark = pytest.mark.gate
 if harness.impl_name() != "paged":

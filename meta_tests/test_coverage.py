@@ -20,10 +20,10 @@ import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-import harness
+from tests import harness
 import oracle.as_impl
-from machines import PrefixMachine, coverage
-from machines.observe import BEHAVIOURS, Observer
+from tests.machines import PrefixMachine, coverage
+from tests.machines.observe import BEHAVIOURS, Observer
 from oracle import ModelKVCache
 
 

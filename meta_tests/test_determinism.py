@@ -1,7 +1,7 @@
 """The suite's examples depend on the profile alone, not on the modules a process has loaded.
 
 Hypothesis draws constants from every local module loaded so far unless the plugin pins that pool
-empty (plugin.pin_local_constants, tests/plugin.py): a port's module, or a test that ran earlier on the same
+empty (pin_local_constants, tests/plugins/hypothesis_patches.py): a port's module, or a test that ran earlier on the same
 worker, would otherwise change the derandomised examples and the coverage shares. Marked `oracle`:
 it checks the suite's set-up, the same for every implementation.
 """

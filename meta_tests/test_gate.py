@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-import harness
+from tests import harness
 from paged_gate import junit
 from paged_gate.cli import main
 from paged_gate.conformance import Outcomes

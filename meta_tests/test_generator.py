@@ -1,7 +1,7 @@
-"""The vector generator (paged_gate.vectors), checked as a program: its corpus is the same from
+"""The vector generator (vectorgen), checked as a program: its corpus is the same from
 one process to the next, every vector is flagged and named as NOTES.md and a replayer expect, each
-family writes vectors, and a Script records the oracle's answers. tests/test_vectors.py checks
-that the committed corpus is what it writes, and replays it.
+family writes vectors, a Script records the oracle's answers, and the committed corpus (ci/vectors) is
+what it writes (tests/test_vectors.py replays it against the port).
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 from paged_gate.chunks import seed_token
-from paged_gate.vectors import cli
-from paged_gate.vectors.corpus import FAMILIES, assemble, header, vector_files
-from paged_gate.vectors.flags import FLAGS, NEEDS
-from paged_gate.vectors.script import Script
+from paged_gate.locate import vector_files as vector_paths
+from paged_gate.locate import vectors_dir
+from vectorgen import cli
+from vectorgen.corpus import FAMILIES, assemble, header, vector_files
+from vectorgen.flags import FLAGS, NEEDS
+from vectorgen.script import Script
 
 # family module name -> each of its vectors' files (name -> text), written once for the module
 Parts = dict[str, list[dict[str, str]]]
@@ -37,9 +39,15 @@ def test_the_corpus_is_the_same_in_another_process(files: dict[str, str], tmp_pa
     # Another process, with hash randomisation off (this one's is on unless PYTHONHASHSEED says
     # otherwise), checks the corpus this one wrote: set or dict order leaking in would differ.
     cli.write(tmp_path, files)
-    code = "import sys; from pathlib import Path; from paged_gate.vectors.cli import main; sys.exit(main(['--check'], Path(sys.argv[1])))"
+    code = "import sys; from pathlib import Path; from vectorgen.cli import main; sys.exit(main(['--check'], Path(sys.argv[1])))"
     run = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONHASHSEED": "0"})
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_corpus_is_what_the_generator_writes() -> None:
+    assert vector_paths(), "ci/vectors has no vectors"
+    run = subprocess.run([sys.executable, str(vectors_dir() / "generate"), "--check"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
 
 

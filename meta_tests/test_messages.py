@@ -23,17 +23,13 @@ TESTS = Path(__file__).resolve().parent.parent / "tests"  # the conformance test
 # Modules that never drive the implementation under test, each with why (besides those marked `oracle`
 # or `gate` as a whole, which this test finds itself).
 SELF_TESTS = {
-    "conftest.py": "loads the plugin: no checks",
-    "plugin.py": "pytest's hooks: no checks",
+    "conftest.py": "loads the plugins: no checks",
     "machines/observe.py": "counts the behaviours an example reached, from the oracle's side, never a port's answer",
     "machines/coverage.py": "the suite's own coverage against its floors (its message is the table), never a port's answer",
 }
 # Functions, in modules that otherwise drive the implementation, that check something else, each with why.
 SELF_TEST_FUNCTIONS = {
     "test_allocation.py::test_the_allocator_names_its_callers_bug": "paged's own allocator, run only on paged: no port's answer",
-    "test_vectors.py::test_the_corpus_is_what_the_generator_writes": "the committed corpus against the generator, no port",
-    "test_exhaustive.py::test_two_faults_in_one_call_are_tried": "the explorer on a broken cache made here (like the tests marked oracle)",
-    "test_exhaustive.py::_stale_run_path": "sets up a broken cache made here for the copy check (tests marked oracle), no port",
 }
 
 

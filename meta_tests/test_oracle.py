@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from oracle import ContiguousKVCache, ModelKVCache, OutOfBlocks, ToyDecoder
-from assertions import assert_equal
-from strategies import seed_token
+from tests.assertions import assert_equal
+from tests.strategies import seed_token
 
 pytestmark = pytest.mark.oracle
 

@@ -1,5 +1,6 @@
-"""The suite's plugin (tests/plugin.py) on its own: the one Hypothesis internal it sets for time,
-`limit_shrinking`, still takes effect (`pin_local_constants`: meta_tests/test_determinism.py)."""
+"""The suite's plugin of Hypothesis's internals (tests/plugins/hypothesis_patches.py) on its own: the one
+internal it sets for time, `limit_shrinking`, still takes effect (`pin_local_constants`:
+meta_tests/test_determinism.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.internal.conjecture import engine
 from hypothesis.reporting import with_reporter
 
-import plugin
+from tests.plugins import hypothesis_patches
 
 SLOW = "stopped because it is making very slow progress"  # Hypothesis's words when the shrinking time runs out
 
@@ -24,7 +25,7 @@ def shrink_reports(seconds: float | None) -> list[str]:
         assert sum(xs) < 1000
 
     try:
-        plugin.limit_shrinking(seconds)
+        hypothesis_patches.limit_shrinking(seconds)
         with with_reporter(lambda text: said.append(str(text))), pytest.raises(AssertionError):
             fails()
     finally:

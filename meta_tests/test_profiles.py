@@ -1,6 +1,6 @@
 """Profiles and the renaming of block ids, by hand: the helpers the suite follows a port's profile with.
 
-`oracle.profile` (parsing), `oracle.renaming.BlockNames` (the bijection bound for each block's
+`oracle.profile` (parsing), `oracle.id_renaming.BlockNames` (the bijection bound for each block's
 lifetime), the oracle's `reuse` and `duplicates` choices on hand-worked sessions, and transcripts'
 `# released` lines with a renaming replay. These test the suite's own machinery, not the port.
 """
@@ -16,7 +16,7 @@ import pytest
 import paged
 from oracle import ModelKVCache
 from oracle.profile import Profile, ProfileError, parse
-from oracle.renaming import BlockNames
+from oracle.id_renaming import BlockNames
 import explorer
 from wire.transcript import Transcript, parse as parse_transcript, replay, written_for_another
 

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-import harness
+from tests import harness
 import oracle.as_impl
-from machines import CacheMachine, report
+from tests.machines import CacheMachine, report
 from wire.transcript import read
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
-from strategies import (
+from tests.strategies import (
     FLOAT16_SPECIALS,
     INPUT_DTYPES,
     TRICKY,

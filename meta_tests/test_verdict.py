@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
-import harness
+from tests import harness
 from paged_gate.target import Target
 from paged_gate.verdict import Scope, Step, certified
-from test_gate import gate, verdict
+from meta_tests.test_gate import gate, verdict
 
 pytestmark = pytest.mark.gate
 if harness.impl_name() != "paged":  # one skip for the module, as test_gate does

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 import explorer
-import harness
+from tests import harness
 from explorer.alphabet import WINDOW_GEOMETRIES, Geometry
 from explorer.walk import Level, Result
-from assertions import assert_equal
+from tests.assertions import assert_equal
 
 pytestmark = pytest.mark.gate
 if harness.impl_name() != "paged":

@@ -39,7 +39,7 @@ def problems(config: pytest.Config) -> list[str]:
     try:
         impl = config.getoption("--impl")
     except ValueError:
-        return ["the suite's --impl option is not there (its plugin, tests/plugin.py, did not load)"]
+        return ["the suite's --impl option is not there (its plugin, tests/plugins/implementation.py, did not load)"]
     found = [] if impl == expect["impl"] else [f"--impl={impl}, expected {expect['impl']}"]
     for name in expect["import"]:
         try:

@@ -25,7 +25,7 @@ the front of one queue in release order) and what `duplicates` does with a secon
 under a registered key. `lifetime[b]` counts how often block b went back to the pool (its
 last holder let go and it kept no key, or it was evicted, or it lost its key while cached):
 a block's identity lasts from one such moment to the next, which is what a renaming of
-block ids is bound to (`oracle.renaming`).
+block ids is bound to (`oracle.id_renaming`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A profile is written `OPTION=VALUE[,OPTION=VALUE...]`; an option not named takes
 (the first value below), so the empty string is the default profile, the one the vectors are
 written in. A port declares its profile (a module's `PROFILE` attribute, a driver's `hello`
 answer), and the suite follows it: the oracle takes the same choices, and under
-`allocation=any` block tables are compared up to a renaming of block ids (`oracle.renaming`).
+`allocation=any` block tables are compared up to a renaming of block ids (`oracle.id_renaming`).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ def copy(model: ModelKVCache) -> ModelKVCache:
     return new
 
 
-def renaming(model: ModelKVCache) -> dict[int, int]:
+def canonical_ids(model: ModelKVCache) -> dict[int, int]:
     """Block ids renamed 0, 1, 2, ... by order of first appearance: tables (by sequence id), registry, cached."""
     names: dict[int, int] = {}
     for s in sorted(model.tables):
@@ -64,11 +64,11 @@ def _seq_bytes(model: ModelKVCache, s: int) -> tuple[tuple[int, bytes], ...]:
 
 
 def key(model: ModelKVCache, canonical: bool) -> Hashable:
-    """The model's observable state, hashable; block ids renamed first (`renaming`) when `canonical`. Two
+    """The model's observable state, hashable; block ids renamed first (`canonical_ids`) when `canonical`. Two
     models with one key answer every call alike from then on (up to that renaming)."""
     if model.closed:
         return ("closed",)
-    names = renaming(model) if canonical else None
+    names = canonical_ids(model) if canonical else None
 
     def rename(b: int) -> int:
         return names[b] if names is not None else b

@@ -1,7 +1,7 @@
 """Chunks of K and V that tests and vectors are built from: seeded, reproducible, numpy only.
 
 One home for the suite's Hypothesis strategies (tests/strategies.py re-exports these) and the
-vector generator (paged_gate.vectors), which runs from the base install (numpy, no hypothesis):
+vector generator (vectorgen), which runs from the base install (numpy, no hypothesis):
 `paged-gate --vectors` and `ci/vectors/generate` need nothing the tests' extra brings.
 """
 

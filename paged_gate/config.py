@@ -2,7 +2,7 @@
 typed object built at the edge and passed down.
 
 The edges that read the settings are the gate (`paged-gate`: its supervisor and its worker) and the
-suite's pytest plugin (tests/plugin.py: its options over the environment); the mutant runners only
+suite's pytest plugin (tests/plugins/implementation.py: its options over the environment); the mutant runners only
 write settings into the environment of the pytest runs they start. This module is
 the only reader of the PAGED_* environment variables: `Config.from_env` reads them once, a profile
 parsed there once; a parent hands its settings to a child process with `Config.child_env`, so the

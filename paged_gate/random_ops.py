@@ -1,5 +1,5 @@
 """Seeded random operations, the one generator behind the random vectors (ci/vectors/random-N.txt,
-paged_gate/vectors/random_sessions.py) and the catalog's block-conservation test
+vectorgen/random_sessions.py) and the catalog's block-conservation test
 (tests/test_catalog.py::test_random_ops_conserve_blocks): numpy only, reproducible from the seed.
 
 Each call is `add_seq` (a new id), `fork` (a live parent onto a new id), `append` (a live sequence,

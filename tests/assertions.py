@@ -13,7 +13,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from oracle.renaming import outside_pool
+from oracle.id_renaming import outside_pool
 from wire.diff import array_difference, list_difference, shorten
 
 

@@ -1,3 +1,5 @@
-"""Loads the suite's pytest plugin, tests/plugin.py (its options, profiles, hooks and fixtures)."""
+"""Loads the suite's pytest plugins, one a job (tests/plugins/: options, profiles, hooks and fixtures)."""
 
-pytest_plugins = ["plugin"]
+from tests.plugins import PLUGINS
+
+pytest_plugins = PLUGINS

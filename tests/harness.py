@@ -2,7 +2,7 @@
 
 Tests reach the cache only through `impl()` and its public calls, so the same suite gates
 any port. The run's settings (a `paged_gate.config.Config`) come from the suite's plugin
-(tests/plugin.py: `configure`, once, at the start): `--impl` (or PAGED_IMPL) names either a Python module exporting PagedKVCache and
+(tests/plugins/implementation.py: `configure`, once, at the start): `--impl` (or PAGED_IMPL) names either a Python module exporting PagedKVCache and
 OutOfBlocks, or `exec:CMD`, a driver program in any language speaking docs/PROTOCOL.md,
 wrapped by `wire.client` as such a module. Never reads a private attribute.
 
@@ -21,27 +21,27 @@ from typing import Any, Iterable
 
 import numpy as np
 
-import assertions
-from assertions import assert_equal, assert_same_bits, assert_table
+from tests import assertions
+from tests.assertions import assert_equal, assert_same_bits, assert_table
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import Profile, hint
 from oracle.profile import parse as parse_profile
 from paged_gate.config import Config
-from renamed import RenamedImpl
+from tests.oracle_ids import OracleIdsImpl
 from wire.client import ExecImpl, RemoteKVCache, Replayer
 from wire.record import Recorder
 from paged_gate.target import module_parts
 
 @dataclass
 class Run:
-    """The run's settings, and what the harness keeps for them: the drivers started, the renamed views,
+    """The run's settings, and what the harness keeps for them: the drivers started, the views in the oracle's ids,
     the replayers, where --transcript writes the first failure (`record`: empty when not recording)."""
 
     config: Config = field(default_factory=Config)
     record: list[Path] = field(default_factory=list)
     drivers: dict[str, ExecImpl] = field(default_factory=dict)
-    renamed: dict[int, RenamedImpl] = field(default_factory=dict)
+    oracle_ids: dict[int, OracleIdsImpl] = field(default_factory=dict)
     replayers: dict[str, Replayer] = field(default_factory=dict)
 
 
@@ -77,7 +77,7 @@ assertions.table_hint = lambda: hint(profile())
 
 
 def adopt(cache: Any, model: ModelKVCache) -> None:
-    """A test that drives its own oracle with every call, model first, lends it to a renamed cache."""
+    """A test that drives its own oracle with every call, model first, lends it to a cache seen in the oracle's ids."""
     if hasattr(cache, "adopt"):
         cache.adopt(model)
 
@@ -113,16 +113,16 @@ def raw_impl() -> Any:
 
 def impl() -> Any:
     """The module under test, as tests use it: its calls recorded with --transcript, and under
-    allocation=any its block tables read through the renaming (`renamed.RenamedImpl`)."""
+    allocation=any its block tables read through the renaming (`oracle_ids.OracleIdsImpl`)."""
     module = raw_impl()
     if _run.record:
         module = RECORDER.wrap(module)
     current = profile()
     if not current.exact_ids:
-        renamed = _run.renamed
-        if id(module) not in renamed or renamed[id(module)].profile != current:
-            renamed[id(module)] = RenamedImpl(module, current)
-        module = renamed[id(module)]
+        views = _run.oracle_ids
+        if id(module) not in views or views[id(module)].profile != current:
+            views[id(module)] = OracleIdsImpl(module, current)
+        module = views[id(module)]
     return module
 
 

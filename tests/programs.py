@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-import harness
-from assertions import assert_raises, assert_served, short
+from tests import harness
+from tests.assertions import assert_raises, assert_served, short
 from oracle import ModelKVCache
-from strategies import INPUT_DTYPES, geometries, make_chunk
+from tests.strategies import INPUT_DTYPES, geometries, make_chunk
 
 # (block_size, n_layers, n_kv_heads, d_head): each test sizes its own pool.
 GEOMETRY = geometries(num_blocks=st.just(1)).map(lambda g: tuple(g[1:]))

@@ -1,5 +1,5 @@
 """The suite's own reasons to skip a test, in one place. A skip for any other reason is a failure
-(tests/plugin.py, `foreign_skip`): whoever raised it, an implementation that raises unittest.SkipTest
+(tests/plugins/strict_outcomes.py, `judge_unlisted`): whoever raised it, an implementation that raises unittest.SkipTest
 or pytest's Skipped on input it cannot handle must not turn a failure into a skip."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ BENCHMARK = "the benchmark measures our Python module, not a driver"
 OWN_ALLOCATOR = "paged's own allocator: no part of the contract"
 WINDOW_TYPE = "a non-integer window has no meaning on the wire (the Python surface)"
 ENGINES = "the engine adapters' tests: run with --impl=vllm_v1, vllm_window, vllm_window_served or nano_vllm, or PAGED_ENGINES=1"
-# Hybrid models under allocation=any: the renaming of block ids (tests/renamed.py) reads `block_table(s)`
+# Hybrid models under allocation=any: the renaming of block ids (tests/oracle_ids.py) reads `block_table(s)`
 # only, not a group's table by layer, so those tests do not run there yet.
 HYBRID_RENAMED = "hybrid tables under allocation=any: the renaming reads block_table(s) only"
 UNKNOWN_PROFILE = "its profile line names options this suite does not know"  # wire.transcript.written_for_another

@@ -1,7 +1,7 @@
 """Allocation: which block each append takes, what stats() counts, and that every block comes back.
 
 CONTRACT.md "Allocation policy" and "Operations" (stats). Under allocation=any the literal
-tables below are compared up to a renaming of block ids (tests/renamed.py).
+tables below are compared up to a renaming of block ids (tests/oracle_ids.py).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import harness
-import skips
-from assertions import assert_equal
-from harness import assert_matches_model
-from programs import GEOMETRY, OP, both, new_cache, refused, run, run_program
-from strategies import make_chunk
+from tests import harness
+from tests import skips
+from tests.assertions import assert_equal
+from tests.harness import assert_matches_model
+from tests.programs import GEOMETRY, OP, both, new_cache, refused, run, run_program
+from tests.strategies import make_chunk
 
 
 def test_allocation_takes_the_lowest_free_block_after_frees_and_copies(impl: ModuleType) -> None:

@@ -8,14 +8,14 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-import harness
-import skips
-from assertions import assert_equal, assert_raises, assert_same_bits, assert_served, same_bits
-from harness import assert_matches_model
+from tests import harness
+from tests import skips
+from tests.assertions import assert_equal, assert_raises, assert_same_bits, assert_served, same_bits
+from tests.harness import assert_matches_model
 from oracle import ContiguousKVCache, ToyDecoder
 from paged_gate.random_ops import RandomOps
-from programs import InStep, both, refused, run
-from strategies import seed_token
+from tests.programs import InStep, both, refused, run
+from tests.strategies import seed_token
 
 pytestmark = pytest.mark.catalog
 

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from assertions import assert_equal, assert_same_bits
-from harness import assert_matches_model
+from tests.assertions import assert_equal, assert_same_bits
+from tests.harness import assert_matches_model
 from oracle import ContiguousKVCache
-from programs import APPEND, GEOMETRY, both, expected_gather, new_cache, run
-from strategies import make_chunk
+from tests.programs import APPEND, GEOMETRY, both, expected_gather, new_cache, run
+from tests.strategies import make_chunk
 
 
 @pytest.mark.python_surface

@@ -2,7 +2,7 @@
 
 The adapters' direct tests: scripted sessions with the engines' measured policies pinned by
 hand, and random sessions compared with `oracle.ModelKVCache` under each adapter's profile, block
-tables up to the renaming of `oracle.renaming`. Skipped when
+tables up to the renaming of `oracle.id_renaming`. Skipped when
 an engine is not installed (pip install -e '.[engines]' and the engines with --no-deps, see
 ci/engines). They import the adapters directly, and run only for the adapter --impl names (or both
 with PAGED_ENGINES=1, or the one PAGED_ENGINE_ONLY names), so gating another implementation skips them.
@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-import harness
-import skips
-from assertions import assert_equal, assert_no_difference, assert_raises, assert_same_bits, assert_served
+from tests import harness
+from tests import skips
+from tests.assertions import assert_equal, assert_no_difference, assert_raises, assert_same_bits, assert_served
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import parse as parse_profile
-from oracle.renaming import BlockNames
+from oracle.id_renaming import BlockNames
 
 ENGINES = Path(__file__).resolve().parent.parent / "engines"
 

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-import harness
-from assertions import assert_equal, assert_raises
-from harness import assert_matches_model
-from programs import GEOMETRY, OP, both, new_cache, refused, run, run_program
-from strategies import INPUT_DTYPES, make_chunk, model_blocks_needed
+from tests import harness
+from tests.assertions import assert_equal, assert_raises
+from tests.harness import assert_matches_model
+from tests.programs import GEOMETRY, OP, both, new_cache, refused, run, run_program
+from tests.strategies import INPUT_DTYPES, make_chunk, model_blocks_needed
 
 AFTER_CLOSE: list[Any] = [
     ("add_seq", lambda c: c.add_seq(5)),

@@ -12,10 +12,10 @@ from types import ModuleType
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from assertions import assert_equal, assert_same_bits
-from harness import assert_matches_model
-from programs import APPEND, GEOMETRY, attempt, both, new_cache, run
-from strategies import make_chunk
+from tests.assertions import assert_equal, assert_same_bits
+from tests.harness import assert_matches_model
+from tests.programs import APPEND, GEOMETRY, attempt, both, new_cache, run
+from tests.strategies import make_chunk
 
 
 def test_copy_on_write_across_layers(impl: ModuleType) -> None:

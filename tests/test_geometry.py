@@ -6,7 +6,7 @@ keep (NaN payloads of both signs, infinities, subnormals, -0.0) at those sizes. 
 on the oracle first and the cache must answer alike; every observable is compared after each step,
 K and V bit for bit (`harness.assert_matches_model`).
 
-The geometry vectors (paged_gate/vectors/geometry.py) replay sessions like these with few positions;
+The geometry vectors (vectorgen/geometry.py) replay sessions like these with few positions;
 these write whole blocks of every layer and check every gather. The machines draw an engine's block
 size, layers and heads one example in five (strategies.engine_geometries).
 """
@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import assert_matches_model
-from programs import both, refused, run
-from strategies import FLOAT16_SPECIALS, make_chunk
+from tests.harness import assert_matches_model
+from tests.programs import both, refused, run
+from tests.strategies import FLOAT16_SPECIALS, make_chunk
 
 # name -> (B, L, H, D)
 ENGINES = {

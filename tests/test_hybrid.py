@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-import harness
-import skips
-from assertions import assert_equal, assert_raises
-from machines import SETTINGS, floored
-from machines.hybrid import HybridMachine, HybridPrefixMachine
-from programs import both, refused, run
+from tests import harness
+from tests import skips
+from tests.assertions import assert_equal, assert_raises
+from tests.machines import SETTINGS, floored
+from tests.machines.hybrid import HybridMachine, HybridPrefixMachine
+from tests.programs import both, refused, run
 
 pytestmark = [
     pytest.mark.needs("hybrid"),

@@ -22,12 +22,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import harness
-from assertions import assert_equal, assert_same_bits
-from machines import PROMPTS, SETTINGS, PrefixFaultMachine, PrefixMachine, floored, recompute, small_geometry
+from tests import harness
+from tests.assertions import assert_equal, assert_same_bits
+from tests.machines import PROMPTS, SETTINGS, PrefixFaultMachine, PrefixMachine, floored, recompute, small_geometry
 from oracle import ContiguousKVCache, ModelKVCache, ToyDecoder
-from programs import InStep, attempt, refused, run
-from strategies import Geometry
+from tests.programs import InStep, attempt, refused, run
+from tests.strategies import Geometry
 
 pytestmark = pytest.mark.needs("prefix_caching")
 

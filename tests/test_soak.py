@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-import harness
-from assertions import assert_equal, assert_raises, assert_served, assert_table
+from tests import harness
+from tests.assertions import assert_equal, assert_raises, assert_served, assert_table
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
-from strategies import make_chunk
+from tests.strategies import make_chunk
 
 pytestmark = pytest.mark.slow
 

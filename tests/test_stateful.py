@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from machines import SETTINGS, CacheMachine, FaultMachine, TypeFaultMachine, floored
+from tests.machines import SETTINGS, CacheMachine, FaultMachine, TypeFaultMachine, floored
 
 pytestmark = pytest.mark.stateful
 

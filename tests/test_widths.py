@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vector_files import check_vector, params
+from tests.vector_files import check_vector, params
 
 pytestmark = pytest.mark.widths
 

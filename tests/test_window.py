@@ -20,12 +20,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import harness
-import skips
-from assertions import assert_equal, assert_raises, assert_same_bits
-from machines import SETTINGS, floored
-from machines.window import WINDOWS, WindowMachine, WindowPrefixMachine
-from programs import GEOMETRY, OP, both, run, run_program
+from tests import harness
+from tests import skips
+from tests.assertions import assert_equal, assert_raises, assert_same_bits
+from tests.machines import SETTINGS, floored
+from tests.machines.window import WINDOWS, WindowMachine, WindowPrefixMachine
+from tests.programs import GEOMETRY, OP, both, run, run_program
 
 pytestmark = pytest.mark.needs("sliding_window")
 

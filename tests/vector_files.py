@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-import harness
-from assertions import assert_no_difference
+from tests import harness
+from tests.assertions import assert_no_difference
 from paged_gate.locate import vector_files, vectors_dir
 from wire.transcript import read
 

@@ -7,7 +7,7 @@ implementation and stops at the first response that does not match, saying what 
 After a request during which some of the oracle's blocks went back to the pool, a
 `# released C IDS` line says which (cache handle C). A replay with `exact_ids=False`
 (profile allocation=any) compares block tables up to a renaming of ids bound for each
-block's lifetime (`oracle.renaming`), and those lines end the lifetimes. Under every
+block's lifetime (`oracle.id_renaming`), and those lines end the lifetimes. Under every
 profile a table's ids must be blocks of the cache's pool, 0 .. N-1 (N from its `new`).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from oracle.profile import OPTIONS, Profile, hint
-from oracle.renaming import BlockNames, outside_pool
+from oracle.id_renaming import BlockNames, outside_pool
 
 from .codec import ProtocolError, parse_int, parse_list, parse_payload
 from .diff import array_difference, list_difference, shorten

@@ -39,11 +39,11 @@ from hypothesis.stateful import (
     rule,
 )
 
-import harness
-from assertions import assert_equal, assert_raises, assert_same_bits, assert_served
+from tests import harness
+from tests.assertions import assert_equal, assert_raises, assert_same_bits, assert_served
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
-from strategies import INPUT_DTYPES, Geometry, engine_geometries, geometries, make_chunk, model_blocks_needed, now_and_then, tokens_needing
+from tests.strategies import INPUT_DTYPES, Geometry, engine_geometries, geometries, make_chunk, model_blocks_needed, now_and_then, tokens_needing
 
 from . import coverage, observe, report
 

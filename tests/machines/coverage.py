@@ -6,7 +6,7 @@ pytest-xdist worker). Under the `ci` and `gate` Hypothesis profiles (derandomise
 examples in every run, the same counts for every implementation under one profile), the test
 then fails if a behaviour's share of the machine's examples is below its floor in `FLOORS`
 (test_coverage.py shows it failing for PrefixMachine without its forking rules).
-With `--coverage-out DIR` (tests/plugin.py; `ci/gate --coverage`), each machine's table is written to
+With `--coverage-out DIR` (tests/plugins/implementation.py; `ci/gate --coverage`), each machine's table is written to
 DIR/<machine>.txt.
 """
 
@@ -21,7 +21,7 @@ from hypothesis import settings
 from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 
-import harness
+from tests import harness
 
 from .observe import BEHAVIOURS
 

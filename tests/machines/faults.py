@@ -14,9 +14,9 @@ from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from assertions import assert_raises
+from tests.assertions import assert_raises
 from oracle import ModelKVCache
-from strategies import make_chunk
+from tests.strategies import make_chunk
 
 from .cache import LAYERS, SEEDS, CacheMachine, seqs, step
 

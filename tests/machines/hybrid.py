@@ -18,9 +18,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, multiple
 
-import harness
-from assertions import assert_equal, assert_same_bits
-from strategies import Geometry, geometries
+from tests import harness
+from tests.assertions import assert_equal, assert_same_bits
+from tests.strategies import Geometry, geometries
 
 from .cache import CacheMachine, step
 from .prefix import PROMPTS, PrefixMachine, recompute

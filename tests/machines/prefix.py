@@ -24,10 +24,10 @@ from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import consumes, initialize, invariant, multiple, rule
 
-import harness
-from assertions import assert_equal, assert_same_bits
+from tests import harness
+from tests.assertions import assert_equal, assert_same_bits
 from oracle import OutOfBlocks as ModelOutOfBlocks
-from strategies import Geometry, engine_geometries, geometries, model_blocks_needed, now_and_then, tokens_needing
+from tests.strategies import Geometry, engine_geometries, geometries, model_blocks_needed, now_and_then, tokens_needing
 
 from .cache import CacheMachine, step
 

@@ -25,7 +25,7 @@ import pytest
 from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 
-import harness
+from tests import harness
 from wire.client import DriverError, replay_fresh
 from wire.codec import ProtocolError
 from wire.diff import shorten

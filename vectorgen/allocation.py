@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paged_gate.vectors.script import Script, Vector, chunk, collect
+from vectorgen.script import Script, Vector, chunk, collect
 
 VECTORS: list[Vector] = []
 vector = collect(VECTORS)

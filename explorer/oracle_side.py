@@ -1,4 +1,4 @@
-"""The model's side of the walk: the oracle made, an error's kind, what the model's observables are, and
+"""The oracle's side of the walk: the oracle made, an error's kind, what the model's observables are, and
 the table checkers (exact, or up to a renaming of ids). Copying the oracle and its state key are the
 oracle's own (`oracle.state`)."""
 
@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from oracle.model import ModelKVCache
 from oracle.profile import Profile, parse
-from oracle.renaming import BlockNames
+from oracle.id_renaming import BlockNames
 from wire.diff import list_difference
 
 from .alphabet import Geometry
@@ -71,9 +71,9 @@ def exact_tables(want: Tables, got: Tables, carry: Any, released: Sequence[int])
     return None, carry
 
 
-def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int], *, num_blocks: int) -> tuple[str | None, Any]:
+def tables_up_to_renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int], *, num_blocks: int) -> tuple[str | None, Any]:
     """allocation=any: tables equal up to a renaming of block ids bound for each block's lifetime, every id
-    in the pool (`oracle.renaming.BlockNames`). carry: the names along this path, copied at every step (paths branch)."""
+    in the pool (`oracle.id_renaming.BlockNames`). carry: the names along this path, copied at every step (paths branch)."""
     names = carry.copy() if carry is not None else BlockNames(num_blocks)
     for m in released:
         names.release(m)

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from paged_gate.vectors.script import Script, Vector, chunk, collect
+from vectorgen.script import Script, Vector, chunk, collect
 
 VECTORS: list[Vector] = []
 vector = collect(VECTORS)

@@ -8,8 +8,8 @@ tests/test_widths.py replays it with the other `range-*` vectors.
 
 from __future__ import annotations
 
-from paged_gate.vectors.float16 import any_bits
-from paged_gate.vectors.script import Script, Vector, scripted
+from vectorgen.float16 import any_bits
+from vectorgen.script import Script, Vector, scripted
 
 VECTORS: list[Vector] = []
 

@@ -8,7 +8,7 @@ answers are the reference driver's (`wire.server`).
 
 from __future__ import annotations
 
-from paged_gate.vectors.script import Script, Vector, chunk, collect
+from vectorgen.script import Script, Vector, chunk, collect
 from wire.transcript import OWN_HANDSHAKE
 
 VECTORS: list[Vector] = []

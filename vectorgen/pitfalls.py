@@ -10,7 +10,7 @@ from typing import Callable
 import numpy as np
 
 from paged_gate.chunks import seed_token
-from paged_gate.vectors.script import Script, Vector, chunk, collect, scripted
+from vectorgen.script import Script, Vector, chunk, collect, scripted
 
 VECTORS: list[Vector] = []
 vector = collect(VECTORS)

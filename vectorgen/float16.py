@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from paged_gate.chunks import FLOAT16_SPECIALS, Array
-from paged_gate.vectors.script import Script, Vector, scripted
+from vectorgen.script import Script, Vector, scripted
 
 VECTORS: list[Vector] = []
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from oracle.as_impl import OutOfBlocks
-from paged_gate.vectors.float16 import any_bits
-from paged_gate.vectors.script import Script, Vector
+from vectorgen.float16 import any_bits
+from vectorgen.script import Script, Vector
 
 VECTORS: list[Vector] = []
 

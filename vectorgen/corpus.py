@@ -8,9 +8,9 @@ import itertools
 from typing import Iterable
 
 from oracle.profile import OPTIONS, Profile
-from paged_gate.vectors import allocation, errors, float16, geometry, pitfalls, prefix, protocol, random_sessions, ranges, wide_forks, window, window_ranges
-from paged_gate.vectors.flags import FLAGS
-from paged_gate.vectors.script import Script, Vector
+from vectorgen import allocation, errors, float16, geometry, pitfalls, prefix, protocol, random_sessions, ranges, wide_forks, window, window_ranges
+from vectorgen.flags import FLAGS
+from vectorgen.script import Script, Vector
 from wire.transcript import Transcript
 
 # The families, in the order their vectors are written (and listed in NOTES.md).
@@ -66,7 +66,7 @@ def header(text: str) -> dict[str, str]:
 
 def notes(files: dict[str, str]) -> str:
     """NOTES.md: FLAGS explained, then a row per file (its id, profile, flags and comment)."""
-    written = "Written by `ci/vectors/generate` (the generator is `paged_gate/vectors/`, a module per family of vectors)"
+    written = "Written by `ci/vectors/generate` (the generator is `vectorgen/`, a module per family of vectors)"
     lines = ["# Conformance vectors: flags", "", f"{written}; each `*.txt` is a transcript (docs/PROTOCOL.md).", ""]
     lines += ["| flag | what the vector checks |", "| --- | --- |"]
     lines += [f"| `{flag}` | {meaning} |" for flag, meaning in FLAGS.items()]

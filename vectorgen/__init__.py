@@ -1,4 +1,4 @@
-"""The conformance vectors' generator (`ci/vectors/generate`, `python -m paged_gate.vectors`):
+"""The conformance vectors' generator (`ci/vectors/generate`, `python -m vectorgen`):
 scripted sessions on the oracle, recorded as transcripts with the oracle's answers.
 
 One idea a module:

@@ -1,7 +1,7 @@
 """CONTRACT.md's prefix caching (opt-in; the vectors require the capability): hits, keys over the
 whole prefix, registration when every layer is full, release and eviction order, the declared
 tokens, their errors and precedence, and seeded random sessions. Their answers may depend on the
-profile options `reuse` and `duplicates` (paged_gate.vectors.corpus writes a file per value).
+profile options `reuse` and `duplicates` (vectorgen.corpus writes a file per value).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from oracle.as_impl import OutOfBlocks
-from paged_gate.vectors.script import Script, Vector, chunk, scripted
+from vectorgen.script import Script, Vector, chunk, scripted
 
 VECTORS: list[Vector] = []
 

@@ -3,7 +3,7 @@ window, blocks that no layer's window reaches released at the end of each append
 capacity counted before the release, fork and free across released entries; and with prefix caching,
 released blocks cached, the hit taken from the right, its fallback from block 0. The answers are the
 oracle's; those with prefix caching may depend on the profile options `reuse` and `duplicates`
-(paged_gate.vectors.corpus writes a file per value).
+(vectorgen.corpus writes a file per value).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 
 from oracle.as_impl import OutOfBlocks
-from paged_gate.vectors.prefix import prompt_in, random_session
-from paged_gate.vectors.script import Script, Vector, chunk, scripted
+from vectorgen.prefix import prompt_in, random_session
+from vectorgen.script import Script, Vector, chunk, scripted
 
 VECTORS: list[Vector] = []
 

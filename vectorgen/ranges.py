@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from paged_gate.chunks import Array
-from paged_gate.vectors.script import Script, Vector, collect
+from vectorgen.script import Script, Vector, collect
 
 VECTORS: list[Vector] = []
 vector = collect(VECTORS)

@@ -1,8 +1,8 @@
 """Under `allocation=any`: an implementation whose caches answer `block_table` in the oracle's ids.
 
-Each cache made through `RenamedImpl` runs a shadow `ModelKVCache` of the same profile with
+Each cache made through `OracleIdsImpl` runs a shadow `ModelKVCache` of the same profile with
 the same calls. `block_table` checks the port's table against the shadow's up to the renaming
-of `oracle.renaming` (sharing, and each block's id for its lifetime, stay exact) and returns
+of `oracle.id_renaming` (sharing, and each block's id for its lifetime, stay exact) and returns
 it in the oracle's ids, so every test that compares tables, the seed's literal `[0, 1, 2]`
 included, runs unchanged. Every id must be a block of the pool, 0 .. N-1, as under every profile. A broken renaming fails the call with the suite's message. All
 other calls are the port's own answers.
@@ -16,7 +16,7 @@ import numpy as np
 
 from oracle import ModelKVCache
 from oracle.profile import Profile
-from oracle.renaming import BlockNames
+from oracle.id_renaming import BlockNames
 
 
 class TablesOnly(ModelKVCache):
@@ -28,7 +28,7 @@ class TablesOnly(ModelKVCache):
         return self.NOTHING
 
 
-class RenamedCache:
+class OracleIdsCache:
     """A port's cache with its block ids read through the renaming to the shadow oracle's."""
 
     def __init__(self, inner_class: Any, profile: Profile, *sizes: Any, **kwargs: Any) -> None:
@@ -91,7 +91,7 @@ class RenamedCache:
     def close(self) -> Any:
         return self._both("close")
 
-    def __enter__(self) -> RenamedCache:
+    def __enter__(self) -> OracleIdsCache:
         self._inner.__enter__()
         return self
 
@@ -104,15 +104,15 @@ class RenamedCache:
         return getattr(self._inner, name)
 
 
-class RenamedImpl:
-    """A module-like object: the implementation, with caches made as `RenamedCache`."""
+class OracleIdsImpl:
+    """A module-like object: the implementation, with caches made as `OracleIdsCache`."""
 
     def __init__(self, module: Any, profile: Profile) -> None:
         self._module = module
         self.OutOfBlocks = module.OutOfBlocks
         inner, outer = module.PagedKVCache, self
 
-        class PagedKVCache(RenamedCache):
+        class PagedKVCache(OracleIdsCache):
             def __init__(self, *sizes: Any, **kwargs: Any) -> None:
                 super().__init__(inner, outer.profile, *sizes, **kwargs)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from paged_gate.vectors.ranges import distinct
-from paged_gate.vectors.script import Script, Vector, scripted
+from vectorgen.ranges import distinct
+from vectorgen.script import Script, Vector, scripted
 
 VECTORS: list[Vector] = []
 

@@ -3,7 +3,7 @@
     ci/vectors/generate           # (re)write the corpus
     ci/vectors/generate --check   # exit 1 if the committed corpus differs from what this writes
 
-(`python -m paged_gate.vectors` is the same, on the suite's ci/vectors: the checkout's, or the copy
+(`python -m vectorgen` is the same, on the suite's ci/vectors: the checkout's, or the copy
 an installed gate ships.) Each vector is a scripted session of calls on the oracle
 (`oracle.as_impl`), recorded as wire requests (`wire.record`) with the answers the oracle gives: a
 port replays them with its own test runner (docs/PROTOCOL.md "Transcripts"), or with
@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from paged_gate.locate import vectors_dir
-from paged_gate.vectors.corpus import corpus
+from vectorgen.corpus import corpus
 
 
 def check(folder: Path, files: dict[str, str]) -> int:

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from oracle import as_impl
 from oracle.profile import Profile
 from paged_gate.chunks import Array, make_chunk
-from paged_gate.vectors.flags import FLAGS, NEEDS
+from vectorgen.flags import FLAGS, NEEDS
 from wire.record import Recorder
 from wire.transcript import Transcript
 

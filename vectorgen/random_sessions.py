@@ -9,7 +9,7 @@ import numpy as np
 
 from oracle.as_impl import OutOfBlocks
 from paged_gate.random_ops import RandomOps
-from paged_gate.vectors.script import Script, Vector
+from vectorgen.script import Script, Vector
 
 
 def random_session(seed: int) -> Vector:
