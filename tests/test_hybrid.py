@@ -26,10 +26,7 @@ from machines.hybrid import HybridMachine, HybridPrefixMachine
 from programs import both, refused, run
 from wire.codec import new_fields
 
-pytestmark = [
-    pytest.mark.needs("hybrid"),
-    pytest.mark.skipif("not harness.profile().exact_ids", reason=skips.HYBRID_RENAMED),
-]
+pytestmark = pytest.mark.needs("hybrid")
 
 TestHybridMachine = pytest.mark.stateful(floored(HybridMachine))
 TestHybridMachine.settings = SETTINGS
