@@ -14,7 +14,7 @@ from tests.assertions import assert_equal, assert_no_difference
 
 pytestmark = pytest.mark.exhaustive
 
-WALKED = explorer.EVERY_GEOMETRY  # the base geometries, then the window's (W = 2 and 3), walked when the port announces it
+WALKED = explorer.EVERY_GEOMETRY  # the base geometries, then the window's (W = 2 and 3) and hybrid models', each walked when the port announces it
 
 
 @pytest.mark.parametrize(
