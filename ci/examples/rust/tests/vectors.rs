@@ -180,7 +180,7 @@ impl Renaming {
 fn check(step: &Step, got: &str, renaming: Option<&mut Renaming>) -> Result<(), String> {
     let fields: Vec<&str> = step.request.split(' ').collect();
     let tables = match (renaming, &fields[..], step.expected.split_once(' '), got.split_once(' ')) {
-        (Some(renaming), ["block_table", handle, _], Some(("ok", want)), Some(("ok", have))) => {
+        (Some(renaming), ["block_table", handle, ..], Some(("ok", want)), Some(("ok", have))) => {
             match (handle.parse(), ints(want), ints(have)) {
                 (Ok(handle), Some(want), Some(have)) => Some((renaming, handle, want, have)),
                 _ => None,
