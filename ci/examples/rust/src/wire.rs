@@ -193,7 +193,8 @@ const VERBS: [&str; 14] = [
 
 /// The options after `new N B L H D`: `prefix_caching`, `sliding_window=W` and
 /// `layer_windows=X0,...`, in any order, each at most once; any other word, or one twice, is
-/// malformed. W and each X must parse as an integer (an X may be `none`, a full-attention layer);
+/// malformed. W and each X must parse as an integer (an X may be `none`, a full-attention layer;
+/// `-` is the empty list);
 /// their ranges, the count of Xs and whether both options are given are the cache's to check
 /// (`invalid_argument`, in the contract's order).
 fn new_options(words: &[&str], allocation: Allocation) -> Result<Options, Failure> {
@@ -203,6 +204,7 @@ fn new_options(words: &[&str], allocation: Allocation) -> Result<Options, Failur
         match word.split_once('=') {
             None if word == "prefix_caching" && !options.prefix_caching => options.prefix_caching = true,
             Some(("sliding_window", w)) if options.sliding_window.is_none() => options.sliding_window = Some(int(w)?),
+            Some(("layer_windows", "-")) if options.layer_windows.is_none() => options.layer_windows = Some(Vec::new()),
             Some(("layer_windows", xs)) if options.layer_windows.is_none() => {
                 options.layer_windows = Some(xs.split(',').map(layer_window).collect::<Result<_, _>>()?);
             }
@@ -461,7 +463,9 @@ mod tests {
             > new 8 2 2 1 1 sliding_window=1 layer_windows=none,2
             < err invalid_argument sliding_window must be from 2 to 2^31 - 1, got 1
             > new 0 2 2 1 1 layer_windows=1
-            < err invalid_argument num_blocks must be at least 1, got 0",
+            < err invalid_argument num_blocks must be at least 1, got 0
+            > new 8 2 2 1 1 layer_windows=-
+            < err invalid_argument layer_windows has 0 entries, one a layer is 2",
         );
         let mut d = Driver::new();
         d.handle("hello 1");
@@ -470,7 +474,6 @@ mod tests {
             "new 8 2 2 1 1 layer_windows=none,",
             "new 8 2 2 1 1 layer_windows=None,2",
             "new 8 2 2 1 1 layer_windows=none,+2",
-            "new 8 2 2 1 1 layer_windows=-",
             "new 8 2 2 1 1 layer_windows=none,2 layer_windows=none,2",
             "new 8 2 2 1 1 layer_windows",
             "block_table 0 0 0 0",
