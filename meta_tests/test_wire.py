@@ -53,7 +53,7 @@ def test_fields_by_hand() -> None:
 def test_the_server_answers_by_kind() -> None:
     d = Dispatcher(oracle.as_impl, "oracle")
     assert d.handle("new 4 2 1 1 1")[0].startswith("err protocol"), "hello comes first"
-    assert d.handle("hello 1")[0] == "ok 1 oracle prefix_caching sliding_window"
+    assert d.handle("hello 1")[0] == "ok 1 oracle prefix_caching sliding_window hybrid"
     answers = [d.handle(line)[0] for line in (
         "new 1 1 1 1 1", "add_seq 0 3", "append 0 3 0 1,1,1 1,1,1 3c00 3c00", "append 0 3 0 1,1,1 1,1,1 3c00 3c00",
         "gather 0 9 0", "fork 0 3 3", "new 0 1 1 1 1", "stats 7", "frobnicate 0", "append 0 3 0 1,1,1 1,1,1 3c 3c00",
@@ -145,6 +145,52 @@ def test_new_fields_spell_the_options_a_client_sends() -> None:
     d = greeted(WINDOWED)
     assert d.handle(" ".join(["new", *new_fields((4, 2, 1, 1, 1), True, 9)]))[0] == "ok 0"
     assert d.caches[0].made == ((4, 2, 1, 1, 1), True, 9), "the server reads what the client writes"
+
+
+class Hybrid:
+    """A constructor that takes layer_windows, and keeps what it was given; block_table answers its arguments."""
+
+    def __init__(self, *sizes: int, layer_windows: Any = None) -> None:
+        if layer_windows is not None and len(layer_windows) != sizes[2]:
+            raise ValueError(f"layer_windows has {len(layer_windows)} entries")
+        self.made = (sizes, layer_windows)
+
+    def block_table(self, seq: int, layer: int = 0) -> np.ndarray:
+        return np.array([seq, layer], dtype=np.int32)
+
+
+def test_layer_windows_travel_as_one_word_with_none_for_full_attention() -> None:
+    d = greeted(SimpleNamespace(PagedKVCache=Hybrid, OutOfBlocks=RuntimeError))
+    assert d.caps == ["hybrid"], "hybrid announced: the constructor takes layer_windows"
+    for line, made in (
+        ("new 4 2 2 1 1 layer_windows=none,2", ((4, 2, 2, 1, 1), (None, 2))),
+        ("new 4 2 3 1 1 layer_windows=7,none,007", ((4, 2, 3, 1, 1), (7, None, 7))),
+        ("new 4 2 1 1 1", ((4, 2, 1, 1, 1), None)),
+    ):
+        handle = len(d.caches)
+        assert d.handle(line)[0] == f"ok {handle}", line
+        assert d.caches[handle].made == made, line
+    assert d.handle("new 4 2 1 1 1 layer_windows=none,2")[0].startswith("err invalid_argument "), "the length is the contract's"
+    for bad in ("layer_windows=", "layer_windows=None,2", "layer_windows=none,x", "layer_windows=none,,2", "layer_windows=+2,2",
+                "layer_windows=none layer_windows=none", "layer_windows"):
+        assert d.handle(f"new 4 2 1 1 1 {bad}")[0].startswith("err protocol "), bad
+    assert d.handle("block_table 0 5 1")[0] == "ok 5,1", "block_table C S LAYER: the layer's group's table"
+    assert d.handle("block_table 0 5")[0] == "ok 5,0"
+    assert new_fields((4, 2, 2, 1, 1), layer_windows=(None, 2)) == ["4", "2", "2", "1", "1", "layer_windows=none,2"]
+    assert new_fields((4, 2, 2, 1, 1), layer_windows=[])[-1] == "layer_windows=-"
+    for windows in (2, "ab", (None, True), (2.0, None)):
+        with pytest.raises(TypeError):
+            new_fields((4, 2, 2, 1, 1), layer_windows=windows)
+    assert call_fields("block_table", 3, 1) == ["3", "1"] and call_fields("block_table", 3) == ["3"]
+
+
+def test_a_driver_without_hybrid_refuses_layer_windows_and_a_layers_table() -> None:
+    d = greeted(WINDOWED)
+    assert "hybrid" not in d.caps
+    assert d.handle("new 4 2 2 1 1 layer_windows=none,2")[0].startswith("err protocol ")
+    assert d.caches == []
+    d.handle("new 4 2 1 1 1")
+    assert d.handle("block_table 0 0 0")[0].startswith("err protocol "), "the LAYER form needs hybrid"
 
 
 def test_negative_block_ids_travel_in_lists_and_transcripts() -> None:

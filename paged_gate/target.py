@@ -9,7 +9,6 @@ process, and the supervisor says so; an exception, SystemExit included, is caugh
 from __future__ import annotations
 
 import importlib
-import inspect
 from types import ModuleType
 from dataclasses import dataclass
 
@@ -18,9 +17,8 @@ from wire.server import capabilities as module_capabilities
 from wire.server import profile_words
 
 # The optional parts of the contract (CONTRACT.md's "(opt-in)" sections), by the capability word that
-# announces each (an option of `new`, wire.codec.NEW_OPTIONS), with the name a verdict gives it.
-# `hybrid` (CONTRACT.md, "Hybrid models"): a module whose constructor takes `layer_windows`; the wire has no
-# option for it yet, so no driver announces it.
+# announces each (an option of `new`, wire.codec.CAPABILITY: `hybrid` for `layer_windows`), with the name a
+# verdict gives it.
 OPTIONAL: dict[str, str] = {"prefix_caching": "prefix caching", "sliding_window": "sliding window", "hybrid": "hybrid models"}
 
 
@@ -78,10 +76,6 @@ def reach(impl: str) -> Target | str:
 
 
 def module_parts(module: ModuleType) -> frozenset[str]:
-    """The optional parts a Python module has: each option of `new` its constructor takes (what a driver of
-    it announces, `wire.server.capabilities`), and `hybrid` when the constructor takes `layer_windows`."""
-    try:
-        hybrid = "layer_windows" in inspect.signature(getattr(module, "PagedKVCache")).parameters
-    except (TypeError, ValueError):
-        hybrid = False
-    return frozenset(module_capabilities(module)) | ({"hybrid"} if hybrid else set())
+    """The optional parts a Python module has: the capability of each option of `new` its constructor takes,
+    what a driver of it announces (`wire.server.capabilities`: `hybrid` when it takes `layer_windows`)."""
+    return frozenset(module_capabilities(module))

@@ -128,8 +128,7 @@ def impl() -> Any:
 
 def capabilities() -> frozenset[str]:
     """The optional parts of the contract the implementation has (a driver announces them at hello). A module
-    has `hybrid` (CONTRACT.md, "Hybrid models") when its constructor takes `layer_windows`; the wire has no
-    form of it yet, so a driver never has it."""
+    has `hybrid` (CONTRACT.md, "Hybrid models") when its constructor takes `layer_windows`."""
     module = raw_impl()
     if is_wire():
         return frozenset(module.capabilities)

@@ -56,21 +56,24 @@ class RenamedCache:
                 pass
         return getattr(self._inner, name)(*args)
 
-    def block_table(self, seq_id: Any) -> np.ndarray:
-        got = self._inner.block_table(seq_id)
+    def block_table(self, seq_id: Any, *layer: Any) -> np.ndarray:
+        """The port's table (of the layer's group, in a hybrid model: every group's blocks are of the one pool,
+        so one renaming names them all) in the oracle's ids, after checking it against the shadow's."""
+        got = self._inner.block_table(seq_id, *layer)
         if self._shadow is None:
             return got  # type: ignore[no-any-return]
         try:
-            want = self._shadow.block_table(seq_id).tolist()
+            want = self._shadow.block_table(seq_id, *layer).tolist()
         except Exception:  # noqa: BLE001 - the port answered where the oracle refuses: the test says so
             return got  # type: ignore[no-any-return]
         ended = self._shadow.ended
         for block in ended[self._seen :]:
             self._names.release(block)
         self._seen = len(ended)
-        problem = self._names.check(f"block_table({seq_id})", got.tolist(), want)
+        call = f"block_table({', '.join(map(str, (seq_id, *layer)))})"
+        problem = self._names.check(call, got.tolist(), want)
         if problem is not None:
-            raise AssertionError(f"{problem} [block_table({seq_id}), allocation=any]")
+            raise AssertionError(f"{problem} [{call}, allocation=any]")
         return np.array(self._names.oracle_ids(got.tolist()), dtype=got.dtype)
 
     def add_seq(self, *args: Any) -> Any:

@@ -17,9 +17,6 @@ BENCHMARK = "the benchmark measures our Python module, not a driver"
 OWN_ALLOCATOR = "paged's own allocator: no part of the contract"
 WINDOW_TYPE = "a non-integer window has no meaning on the wire (the Python surface)"
 ENGINES = "the engine adapters' tests: run with --impl=vllm_v1, vllm_window, vllm_window_served or nano_vllm, or PAGED_ENGINES=1"
-# Hybrid models under allocation=any: the renaming of block ids (tests/renamed.py) reads `block_table(s)`
-# only, not a group's table by layer, so those tests do not run there yet.
-HYBRID_RENAMED = "hybrid tables under allocation=any: the renaming reads block_table(s) only"
 UNKNOWN_PROFILE = "its profile line names options this suite does not know"  # wire.transcript.written_for_another
 
 
@@ -31,7 +28,7 @@ def engine_missing(name: str, exc: BaseException) -> str:
     return f"{name}: engine not installed ({exc})"
 
 
-_EXACT = frozenset({PYTHON_SURFACE, BENCHMARK, OWN_ALLOCATOR, WINDOW_TYPE, ENGINES, HYBRID_RENAMED})
+_EXACT = frozenset({PYTHON_SURFACE, BENCHMARK, OWN_ALLOCATOR, WINDOW_TYPE, ENGINES})
 _STARTS = (MISSING_CAPABILITY + " ", OTHER_PROFILE + " ", UNKNOWN_PROFILE + ": ")
 _ENGINE = re.compile(r"the \w+ adapter's tests run with --impl=\w+ or PAGED_ENGINES=1|\w+: engine not installed \(.*\)", re.S)
 

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import harness
-import skips
 from assertions import assert_equal, assert_raises, assert_same_bits, assert_served, same_bits
 from harness import assert_matches_model
 from oracle import ContiguousKVCache, ToyDecoder
@@ -397,8 +396,6 @@ def test_paged_matches_contiguous_decoding_in_a_hybrid_model(impl: ModuleType) -
     decoder with those layers gives, bit for bit, the same logits and greedy ids from the paged cache with
     `layer_windows=(None, 6)` (whose window group lets blocks go while the full-attention group keeps them), from
     the contiguous cache gathering each layer's window, and from the contiguous cache gathering everything."""
-    if not harness.profile().exact_ids:
-        pytest.skip(skips.HYBRID_RENAMED)
     decoder = ToyDecoder(vocab=64, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2, d_head=8, seed=1, layer_windows=(None, 6))
     paged, model = both(impl, 64, 4, 2, 2, 8, layer_windows=(None, 6))
     hybrid, full = ContiguousKVCache(64, 2, 2, 8, layer_windows=(None, 6)), ContiguousKVCache(64, 2, 2, 8)

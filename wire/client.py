@@ -23,7 +23,7 @@ import tempfile
 import time
 import weakref
 from types import TracebackType
-from typing import Any, Iterable, NoReturn
+from typing import Any, Iterable, NoReturn, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -331,9 +331,10 @@ class RemoteKVCache:
 
     def __init__(
         self, num_blocks: int, block_size: int, n_layers: int, n_kv_heads: int, d_head: int, *,
-        prefix_caching: bool = False, sliding_window: int | None = None,
+        prefix_caching: bool = False, sliding_window: int | None = None, layer_windows: Sequence[int | None] | None = None,
     ) -> None:
-        fields = new_fields((num_blocks, block_size, n_layers, n_kv_heads, d_head), prefix_caching, sliding_window)
+        sizes = (num_blocks, block_size, n_layers, n_kv_heads, d_head)
+        fields = new_fields(sizes, prefix_caching, sliding_window, layer_windows)
         self.n_kv_heads, self.d_head = int(fields[3]), int(fields[4])
         self._driver = self.impl.driver()
         (handle,) = self._driver.call("new " + " ".join(fields), self.impl)
@@ -413,8 +414,9 @@ class RemoteKVCache:
         (length,) = self._call("seq_len", seq_id, layer)
         return parse_int(length, "length")
 
-    def block_table(self, seq_id: int) -> NDArray[np.int32]:
-        (ids,) = self._call("block_table", seq_id)
+    def block_table(self, seq_id: int, layer: int | None = None) -> NDArray[np.int32]:
+        """The table of the layer's group; without a layer, `block_table C S` (a request any driver takes)."""
+        (ids,) = self._call("block_table", seq_id) if layer is None else self._call("block_table", seq_id, layer)
         return np.array(parse_list(ids, "block id"), dtype=np.int32)
 
     def free(self, seq_id: int) -> None:

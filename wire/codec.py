@@ -93,15 +93,18 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 # `new`'s options after the five sizes (docs/PROTOCOL.md): each a keyword of the constructor, and the
 # capability word a driver announces when it takes it. `prefix_caching` is a bare word, `sliding_window=W`
-# carries its value.
-NEW_OPTIONS = ("prefix_caching", "sliding_window")
-NEW_FORM = "new N B L H D [prefix_caching] [sliding_window=W]"
+# carries its value, `layer_windows=X0,X1,...` one entry a layer (a decimal W, or `none` for full attention).
+NEW_OPTIONS = ("prefix_caching", "sliding_window", "layer_windows")
+CAPABILITY = {"prefix_caching": "prefix_caching", "sliding_window": "sliding_window", "layer_windows": "hybrid"}
+NEW_FORM = "new N B L H D [prefix_caching] [sliding_window=W] [layer_windows=X,...]"
+FULL_ATTENTION = "none"  # a full-attention layer's entry in layer_windows=
 
 
 def parse_new_options(words: Sequence[str]) -> dict[str, Any]:
     """The constructor's keyword arguments that `new`'s option words spell (in any order, each at most once);
-    ProtocolError for an unknown word, one given twice, or a W that is not a decimal integer. A W that
-    parses reaches the constructor as it is (its range is the contract's to check)."""
+    ProtocolError for an unknown word, one given twice, a W that is not a decimal integer, or a layer_windows
+    entry that is neither a decimal integer nor `none`. A value that parses reaches the constructor as it is
+    (its range, and layer_windows' length, are the contract's to check)."""
     kwargs: dict[str, Any] = {}
     for word in words:
         name, eq, value = word.partition("=")
@@ -111,20 +114,37 @@ def parse_new_options(words: Sequence[str]) -> dict[str, Any]:
             kwargs[name] = True
         elif name == "sliding_window" and eq:
             kwargs[name] = parse_int(value, "sliding_window")
+        elif name == "layer_windows" and eq:
+            entries = [] if value == EMPTY else value.split(",")
+            kwargs[name] = tuple(None if x == FULL_ATTENTION else parse_int(x, "layer window") for x in entries)
         else:
             raise ProtocolError(f"unknown option {shorten(word, 40)!r} ({NEW_FORM})")
     return kwargs
 
 
-def new_fields(sizes: Iterable[object], prefix_caching: bool = False, sliding_window: object = None) -> list[str]:
-    """The fields of the request `new` for `PagedKVCache(*sizes, prefix_caching=..., sliding_window=...)`: an
-    option only when it is not its default. TypeError for a value with no wire form (as `wire_int`)."""
+def format_layer_windows(windows: object) -> str:
+    """`layer_windows=`'s value: each entry a decimal W or `none`, joined by ',' (`-` for no entry, as lists).
+    TypeError for a value with no wire form: not a list or tuple, or an entry neither None nor an integer (the
+    contract's TypeError rows, the Python surface's)."""
+    if not isinstance(windows, (list, tuple)):
+        raise TypeError(f"layer_windows must be a list or tuple, got {windows!r} (no wire form)")
+    return ",".join(FULL_ATTENTION if w is None else str(wire_int(w, "layer window")) for w in windows) or EMPTY
+
+
+def new_fields(
+    sizes: Iterable[object], prefix_caching: bool = False, sliding_window: object = None, layer_windows: object = None,
+) -> list[str]:
+    """The fields of the request `new` for `PagedKVCache(*sizes, prefix_caching=..., sliding_window=...,
+    layer_windows=...)`: an option only when it is not its default. TypeError for a value with no wire form
+    (as `wire_int`, `format_layer_windows`)."""
     names = ("num_blocks", "block_size", "n_layers", "n_kv_heads", "d_head")
     fields = [str(wire_int(s, names[i] if i < len(names) else "size")) for i, s in enumerate(sizes)]
     if prefix_caching:
         fields.append("prefix_caching")
     if sliding_window is not None:
         fields.append(f"sliding_window={wire_int(sliding_window, 'sliding_window')}")
+    if layer_windows is not None:
+        fields.append(f"layer_windows={format_layer_windows(layer_windows)}")
     return fields
 
 
@@ -176,6 +196,8 @@ def call_fields(name: str, *args: Any) -> list[str]:
     if name in ("gather", "seq_len"):  # the most frequent first: the harness's observations
         layer = args[1] if len(args) > 1 else 0
         return [str(wire_int(args[0], "seq_id")), str(wire_int(layer, "layer"))]
+    if name == "block_table" and len(args) > 1:  # the table of a layer's group (hybrid models)
+        return [str(wire_int(args[0], "seq_id")), str(wire_int(args[1], "layer"))]
     if name in ("block_table", "free"):
         return [str(wire_int(args[0], "seq_id"))]
     if name in ("stats", "num_free_blocks", "close"):

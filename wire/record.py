@@ -106,15 +106,17 @@ def ended(reference: Dispatcher) -> dict[int, list[int]]:
 
 def recording_class(inner: Any, recorder: Recorder) -> type:
     class Recorded:
-        def __init__(self, *sizes: Any, prefix_caching: Any = False, sliding_window: Any = None) -> None:
+        def __init__(self, *sizes: Any, prefix_caching: Any = False, sliding_window: Any = None, layer_windows: Any = None) -> None:
             self._key = next(recorder.keys)
             kwargs: dict[str, Any] = {"prefix_caching": prefix_caching} if prefix_caching is not False else {}
             if sliding_window is not None:
                 kwargs["sliding_window"] = sliding_window
+            if layer_windows is not None:
+                kwargs["layer_windows"] = layer_windows
             try:
                 if prefix_caching not in (False, True) or type(prefix_caching) is not bool:
                     raise TypeError("prefix_caching has no wire form but the word's presence")
-                recorder.calls.append((self._key, "new", new_fields(sizes, prefix_caching, sliding_window)))
+                recorder.calls.append((self._key, "new", new_fields(sizes, prefix_caching, sliding_window, layer_windows)))
             except TypeError:
                 recorder.calls.append(f"a Python call with no wire form (not sent): PagedKVCache{sizes!r}, {kwargs!r}")
             self._inner = inner(*sizes, **kwargs)

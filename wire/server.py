@@ -17,6 +17,7 @@ from typing import Any, BinaryIO, Callable
 import numpy as np
 
 from .codec import (
+    CAPABILITY,
     NEW_FORM,
     NEW_OPTIONS,
     VERSION,
@@ -33,13 +34,13 @@ from .codec import (
 
 
 def capabilities(module: ModuleType) -> list[str]:
-    """What the implementation offers beyond the base contract: each option of `new` (`prefix_caching`,
-    `sliding_window`) that its constructor takes as a keyword."""
+    """What the implementation offers beyond the base contract: the capability of each option of `new` that its
+    constructor takes as a keyword (`prefix_caching`, `sliding_window`; `hybrid` for `layer_windows`)."""
     try:
         params = inspect.signature(module.PagedKVCache).parameters
     except (TypeError, ValueError):
         return []
-    return [option for option in NEW_OPTIONS if option in params]
+    return [CAPABILITY[option] for option in NEW_OPTIONS if option in params]
 
 
 def profile_words(module: ModuleType) -> list[str]:
@@ -121,7 +122,7 @@ class Dispatcher:
         if len(args) < 5:
             raise ProtocolError(f"expected '{NEW_FORM}'")
         kwargs = parse_new_options(args[5:])
-        missing = [option for option in kwargs if option not in self.caps]
+        missing = [CAPABILITY[option] for option in kwargs if CAPABILITY[option] not in self.caps]
         if missing:
             raise ProtocolError(f"this driver does not announce {missing[0]}")
         sizes = [parse_int(a, "size") for a in args[:5]]
@@ -177,8 +178,14 @@ class Dispatcher:
         return f"ok {int(cache.seq_len(parse_int(args[0], 'sequence'), parse_int(args[1], 'layer')))}"
 
     def block_table(self, cache: Any, args: list[str]) -> str:
-        expect(args, 1, "block_table C S")
-        return f"ok {format_list(cache.block_table(parse_int(args[0], 'sequence')).tolist())}"
+        if len(args) == 2:  # the table of a layer's group
+            if "hybrid" not in self.caps:
+                raise ProtocolError("block_table with a layer needs the hybrid capability")
+            table = cache.block_table(parse_int(args[0], "sequence"), parse_int(args[1], "layer"))
+        else:
+            expect(args, 1, "block_table C S [LAYER]")
+            table = cache.block_table(parse_int(args[0], "sequence"))
+        return f"ok {format_list(table.tolist())}"
 
     def free(self, cache: Any, args: list[str]) -> str:
         expect(args, 1, "free C S")
