@@ -8,17 +8,19 @@ import itertools
 from typing import Iterable
 
 from oracle.profile import OPTIONS, Profile
-from paged_gate.vectors import allocation, errors, float16, geometry, pitfalls, prefix, protocol, random_sessions, ranges, wide_forks, window, window_ranges
+from paged_gate.vectors import (
+    allocation, errors, float16, geometry, hybrid, pitfalls, prefix, protocol, random_sessions, ranges, wide_forks, window, window_ranges,
+)
 from paged_gate.vectors.flags import FLAGS
 from paged_gate.vectors.script import Script, Vector
 from wire.transcript import Transcript
 
 # The families, in the order their vectors are written (and listed in NOTES.md).
-FAMILIES = (pitfalls, errors, protocol, allocation, ranges, wide_forks, random_sessions, prefix, window, window_ranges, float16, geometry)
+FAMILIES = (pitfalls, errors, protocol, allocation, ranges, wide_forks, random_sessions, prefix, window, window_ranges, hybrid, float16, geometry)
 
 # The profile options whose values change a prefix-caching vector's answers (allocation never does:
 # the oracle takes the lowest free block under every profile, and a port's ids are renamed).
-PREFIX_OPTIONS = ("reuse", "duplicates", "registration")
+PREFIX_OPTIONS = ("reuse", "duplicates", "registration", "freeing")
 
 
 def vectors() -> list[Vector]:

@@ -35,11 +35,18 @@ class Script:
         self.recorder = Recorder()
         self.impl = self.recorder.wrap(as_impl)
         self.layers: dict[int, int] = {}  # id of a cache -> its number of layers
+        self.groups: dict[int, list[int]] = {}  # id of a hybrid cache -> the first layer of each group after group 0
 
-    def new(self, *sizes: int, prefix_caching: bool = False, sliding_window: int | None = None) -> Any:
+    def new(
+        self, *sizes: int, prefix_caching: bool = False, sliding_window: int | None = None,
+        layer_windows: tuple[int | None, ...] | None = None,
+    ) -> Any:
         """A cache of the five sizes and options (recorded), remembered for observe()."""
-        cache = self.impl.PagedKVCache(*sizes, prefix_caching=prefix_caching, sliding_window=sliding_window)
+        hybrid = {} if layer_windows is None else {"layer_windows": layer_windows}
+        cache = self.impl.PagedKVCache(*sizes, prefix_caching=prefix_caching, sliding_window=sliding_window, **hybrid)
         self.layers[id(cache)] = sizes[2]
+        if layer_windows is not None:
+            self.groups[id(cache)] = [layer_windows.index(w) for w in dict.fromkeys(layer_windows)][1:]
         return cache
 
     def raw(self, line: str) -> None:
@@ -61,6 +68,8 @@ class Script:
         for s in seqs:
             if tables:
                 cache.block_table(s)
+                for layer in self.groups.get(id(cache), ()):  # every other group's table (hybrid models)
+                    cache.block_table(s, layer)
             for layer in range(self.layers[id(cache)]):
                 cache.seq_len(s, layer)
                 cache.gather(s, layer)
