@@ -51,8 +51,13 @@ struct Transcript {
 const RELEASED: i64 = -1;
 
 /// docs/CONTRACT.md's options and their defaults, the profile of a driver that names none.
-const DEFAULTS: [(&str, &str); 4] =
-    [("allocation", "lowest-free"), ("reuse", "free-first"), ("duplicates", "first"), ("registration", "dense")];
+const DEFAULTS: [(&str, &str); 5] = [
+    ("allocation", "lowest-free"),
+    ("reuse", "free-first"),
+    ("duplicates", "first"),
+    ("registration", "dense"),
+    ("freeing", "by-group"),
+];
 
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("PAGED_VECTORS_DIR") {
