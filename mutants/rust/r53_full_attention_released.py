@@ -11,7 +11,7 @@ MUTANT = Mutant(
     symptom="the full-attention layers' early blocks go back to the pool: their gathers lose positions, their tables get -1 entries",
     caught_by=("hybrid",),  # -k hybrid: the hybrid tests and the hybrid vectors
     # make_groups gives a full-attention group the kind of the largest window among the layers, when there is one.
-    notes="cargo test in ci/examples/rust kills it: the_issue_example_holds_four_blocks_and_at_most_two and most of tests/hybrid.rs",
+    notes="cargo test in ci/examples/rust kills it: the_issue_example_holds_four_blocks_and_at_most_two and three more of tests/hybrid.rs, wire's a_hybrid_transcript; sixteen hybrid-* vectors (tests/vectors.rs, both modes)",
     edits=(
         Edit(
             G,

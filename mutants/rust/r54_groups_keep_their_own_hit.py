@@ -11,7 +11,7 @@ MUTANT = Mutant(
     symptom="each group gives its own longest hit once and the shortest is served: a window group is then served a k it cannot serve (its window's keys at k missing; here err internal)",
     caught_by=("hybrid",),  # -k hybrid: the hybrid tests and the hybrid vectors
     # common_hit returns after one pass: the smallest of the groups' own hits, never asked again at that k.
-    notes="cargo test in ci/examples/rust kills it: the_hit_is_the_fixed_point_of_the_groups_hits (tests/hybrid.rs)",
+    notes="cargo test in ci/examples/rust kills it: the_hit_is_the_fixed_point_of_the_groups_hits (tests/hybrid.rs); the vector hybrid-fork-and-free-per-group (tests/vectors.rs, both modes)",
     edits=(
         Edit(
             C,
