@@ -2,7 +2,7 @@
 
 from mutants import Edit, Mutant
 
-C = "ci/examples/rust/src/cache.rs"
+C = "ci/examples/rust/src/groups.rs"
 
 MUTANT = Mutant(
     id="r51",

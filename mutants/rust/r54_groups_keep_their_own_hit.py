@@ -3,7 +3,7 @@ transposed."""
 
 from mutants import Edit, Mutant
 
-C = "ci/examples/rust/src/cache.rs"
+C = "ci/examples/rust/src/groups.rs"
 
 MUTANT = Mutant(
     id="r54",

@@ -26,14 +26,14 @@
 //! own table per sequence and its own keys, over the one pool. Without `layer_windows` there is one
 //! group, of every layer. This file coordinates the groups: an append's one capacity check (an
 //! append writes one layer, so one group's table takes blocks), the hit every group can serve
-//! ([`common_hit`]), and the order `free` lets go of the groups' tables (group 0 first).
+//! ([`crate::groups::common_hit`]), and the order `free` lets go of the groups' tables (group 0 first).
 
 use std::alloc::{self, Layout};
 use std::collections::HashMap;
 use std::fmt;
 
 use crate::allocator::{Allocation, BlockAllocator, BlockId};
-use crate::groups::{make_groups, Group};
+use crate::groups::{self, common_hit, index, make_groups, Group, Path};
 use crate::prefix::{NodeRef, PrefixIndex, TokenId};
 use crate::window::Window;
 
@@ -339,7 +339,7 @@ impl PagedKVCache {
             size(d_head, "d_head")?,
         ];
         let window = sliding_window.map(Window::new).transpose()?;
-        let given = layer_windows.map(|given| self::layer_windows(&given, window, sizes[2])).transpose()?;
+        let given = layer_windows.map(|given| groups::layer_windows(&given, window, sizes[2])).transpose()?;
         // Values a pool, and bytes both pools: 2 bytes a value, 2 pools.
         let values = sizes.iter().try_fold(1u64, |n, &s| n.checked_mul(s as u64));
         let bytes = values.and_then(|n| n.checked_mul(4));
@@ -630,55 +630,6 @@ fn as_tokens(tokens: &[i64]) -> Result<Vec<TokenId>, CacheError> {
     match tokens.iter().min() {
         Some(&lowest) if lowest < 0 => Err(invalid(format!("token ids must be at least 0, got {lowest}"))),
         _ => Ok(tokens.iter().map(|&t| t as TokenId).collect()),
-    }
-}
-
-/// The layers' windows as `layer_windows` gives them (CONTRACT.md, "Hybrid models"), checked
-/// after `sliding_window` (`window`, already checked): both given is `InvalidArgument`, then a
-/// count that is not one a layer, then each entry in order, `None` (full attention) or a window
-/// of 2 .. 2^31 - 1.
-fn layer_windows(
-    given: &[Option<i64>],
-    window: Option<Window>,
-    n_layers: usize,
-) -> Result<Vec<Option<Window>>, CacheError> {
-    if window.is_some() {
-        return Err(invalid("sliding_window and layer_windows are both given"));
-    }
-    if given.len() != n_layers {
-        return Err(invalid(format!("layer_windows has {} entries, one a layer is {n_layers}", given.len())));
-    }
-    let check = |(i, &w): (usize, &Option<i64>)| -> Result<Option<Window>, CacheError> {
-        let Some(w) = w else { return Ok(None) };
-        Window::new(w).map(Some).map_err(|_| invalid(format!("layer_windows[{i}] must be from 2 to 2^31 - 1, got {w}")))
-    };
-    given.iter().enumerate().map(check).collect()
-}
-
-/// The prompt's path in one group's tree of keys: each node, with the block registered under it.
-type Path = Vec<(NodeRef, Option<BlockId>)>;
-
-/// A group's keys; only a prefix cache asks.
-fn index(group: &Group) -> &PrefixIndex {
-    group.index.as_ref().expect("prefix caching: every group has its keys")
-}
-
-/// The blocks a hit serves: the largest k <= `most` that every group can serve (vLLM's fixed
-/// point). Each group gives its largest k' <= k it can serve ([`crate::groups::Kind::hit_blocks`]
-/// over its first k keys); k becomes the smallest of them, until every group serves k. Since k only
-/// falls, and never below a k every group can serve, it ends at the largest such k (0 at worst).
-fn common_hit(groups: &[Group], paths: &[Path], most: usize, bs: usize) -> usize {
-    let mut k = most;
-    loop {
-        let mut common = k;
-        for (group, path) in groups.iter().zip(paths) {
-            let registered: Vec<bool> = path.iter().take(k).map(|&(_, block)| block.is_some()).collect();
-            common = common.min(group.kind.hit_blocks(&registered, bs));
-        }
-        if common == k {
-            return k;
-        }
-        k = common;
     }
 }
 

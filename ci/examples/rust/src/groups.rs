@@ -12,13 +12,17 @@
 //! [`FullAttention`] shows every position, releases nothing and needs every key of a hit; a
 //! [`Window`] (window.rs holds its arithmetic) shows its window, releases what no window of its
 //! layers reaches and needs only the keys of the last blocks of a hit (vLLM's FullAttentionManager
-//! and SlidingWindowManager). The cache (cache.rs) coordinates the groups: one capacity check over
-//! the one pool, the hit every group can serve, the order `free` lets go of the groups' tables.
+//! and SlidingWindowManager). Here too: the groups made from the constructor's `layer_windows`
+//! ([`layer_windows`], [`make_groups`]) and the hit every group can serve ([`common_hit`]). The
+//! cache (cache.rs) coordinates the groups: one capacity check over the one pool, the common hit,
+//! the order `free` lets go of the groups' tables.
 //! Without `layer_windows` a cache has one group, of every layer: the contract before hybrid models.
 
 use std::fmt;
 
-use crate::prefix::PrefixIndex;
+use crate::allocator::BlockId;
+use crate::cache::CacheError;
+use crate::prefix::{NodeRef, PrefixIndex};
 use crate::window::Window;
 
 /// The rules that differ between kinds of layer; each kind has them all in its own `impl`.
@@ -102,6 +106,59 @@ pub fn make_groups(windows: &[Option<Window>], block_size: usize, prefix_caching
             Group { layers, kind, index: prefix_caching.then(|| PrefixIndex::new(block_size)) }
         })
         .collect()
+}
+
+/// The layers' windows as `layer_windows` gives them (CONTRACT.md, "Hybrid models"), checked
+/// after `sliding_window` (`window`, already checked): both given is `InvalidArgument`, then a
+/// count that is not one a layer, then each entry in order, `None` (full attention) or a window
+/// of 2 .. 2^31 - 1.
+pub fn layer_windows(
+    given: &[Option<i64>],
+    window: Option<Window>,
+    n_layers: usize,
+) -> Result<Vec<Option<Window>>, CacheError> {
+    if window.is_some() {
+        return Err(CacheError::InvalidArgument("sliding_window and layer_windows are both given".into()));
+    }
+    if given.len() != n_layers {
+        return Err(CacheError::InvalidArgument(format!(
+            "layer_windows has {} entries, one a layer is {n_layers}",
+            given.len()
+        )));
+    }
+    let check = |(i, &w): (usize, &Option<i64>)| -> Result<Option<Window>, CacheError> {
+        let Some(w) = w else { return Ok(None) };
+        let bad = || CacheError::InvalidArgument(format!("layer_windows[{i}] must be from 2 to 2^31 - 1, got {w}"));
+        Window::new(w).map(Some).map_err(|_| bad())
+    };
+    given.iter().enumerate().map(check).collect()
+}
+
+/// The prompt's path in one group's tree of keys: each node, with the block registered under it.
+pub type Path = Vec<(NodeRef, Option<BlockId>)>;
+
+/// A group's keys; only a prefix cache asks.
+pub fn index(group: &Group) -> &PrefixIndex {
+    group.index.as_ref().expect("prefix caching: every group has its keys")
+}
+
+/// The blocks a hit serves: the largest k <= `most` that every group can serve (vLLM's fixed
+/// point). Each group gives its largest k' <= k it can serve ([`Kind::hit_blocks`]
+/// over its first k keys); k becomes the smallest of them, until every group serves k. Since k only
+/// falls, and never below a k every group can serve, it ends at the largest such k (0 at worst).
+pub fn common_hit(groups: &[Group], paths: &[Path], most: usize, bs: usize) -> usize {
+    let mut k = most;
+    loop {
+        let mut common = k;
+        for (group, path) in groups.iter().zip(paths) {
+            let registered: Vec<bool> = path.iter().take(k).map(|&(_, block)| block.is_some()).collect();
+            common = common.min(group.kind.hit_blocks(&registered, bs));
+        }
+        if common == k {
+            return k;
+        }
+        k = common;
+    }
 }
 
 #[cfg(test)]

@@ -204,7 +204,10 @@ fn fork_and_free_per_group_and_each_layer_gathers_its_own_window() {
     // The child writes its windowed layer: copy on write of block 4, then the release of its entry 1.
     append(&mut c, 1, 1, &[50]).unwrap();
     assert_eq!((table(&c, 1, 1), table(&c, 0, 1), stats(&c)), (vec![-1, -1, 5], vec![-1, 3, 4], (0, 6, 0, 0)));
-    assert_eq!((gather(&c, 1, 0), gather(&c, 1, 1), gather(&c, 1, 2)), (vec![1, 2, 3, 4, 5], vec![5, 50], vec![1, 2, 3, 4, 5]));
+    assert_eq!(
+        (gather(&c, 1, 0), gather(&c, 1, 1), gather(&c, 1, 2)),
+        (vec![1, 2, 3, 4, 5], vec![5, 50], vec![1, 2, 3, 4, 5])
+    );
     assert_eq!(gather(&c, 0, 1), [4, 5], "the parent's window is unchanged");
     // Its full-attention layer needs a copy of block 1: the pool is empty.
     assert!(matches!(append(&mut c, 1, 0, &[60]), Err(CacheError::OutOfBlocks { .. })));
@@ -241,7 +244,11 @@ fn bad_layer_windows_get_the_contracts_errors_in_its_order() {
     assert!(message(0, 2, options(None, &[None])).starts_with("num_blocks"), "the sizes first");
     // On a pool of 2^73 bytes (out_of_memory without a check), a bad entry or count is still the error.
     let huge = |o: Options| PagedKVCache::with_options(1 << 30, 1 << 40, 2, 1, 1, o).unwrap_err();
-    assert!(matches!(huge(options(None, &[Some(1), None])), CacheError::InvalidArgument(m) if m.starts_with("layer_windows[0]")));
-    assert!(matches!(huge(options(None, &[None])), CacheError::InvalidArgument(m) if m.starts_with("layer_windows has 1")));
+    assert!(
+        matches!(huge(options(None, &[Some(1), None])), CacheError::InvalidArgument(m) if m.starts_with("layer_windows[0]"))
+    );
+    assert!(
+        matches!(huge(options(None, &[None])), CacheError::InvalidArgument(m) if m.starts_with("layer_windows has 1"))
+    );
     assert!(matches!(huge(options(None, &[None, Some(2)])), CacheError::OutOfMemory(_)), "a good one: memory");
 }
