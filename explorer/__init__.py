@@ -1,7 +1,7 @@
 """Bounded exhaustive checking (issue 21, issue 26): every short call sequence on tiny pools.
 
 `run(spec, depth)` walks each geometry of `GEOMETRIES` (and of `WINDOW_GEOMETRIES` for a port that
-announces `sliding_window`) breadth first (`walk.py`), making each call
+announces `sliding_window`, of `HYBRID_GEOMETRIES` for one that announces `hybrid`) breadth first (`walk.py`), making each call
 on the oracle (`oracle.ModelKVCache`) and on the implementation under test, and after each call
 compares the answer (result or error kind) and every observable: stats, the free count, every live
 table, every layer's length and gather (bit exact). What it walks, each claim for what it is:
@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Iterable, Sequence
 
-from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
+from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, HYBRID_GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
 from .model import TableCheck, exact_tables, new_model, parse_profile, renaming
 from .ports import ModulePort, UnfaithfulCopy, each_copy, port_for, snapshots
@@ -37,7 +37,7 @@ from .report import guarantee, replay_text, report, summary, walked
 from .walk import Failure, Level, Result, check_path, interleave
 
 __all__ = [
-    "BAD_CHUNKS", "EVERY_GEOMETRY", "GEOMETRIES", "WINDOW_GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
+    "BAD_CHUNKS", "EVERY_GEOMETRY", "GEOMETRIES", "HYBRID_GEOMETRIES", "WINDOW_GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
     "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "concrete", "describe",
     "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
     "port_for", "renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "walked", "windowed",
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=6, help="every model state within K calls (default 6)")
     parser.add_argument("--tree-depth", type=int, default=None, help="every sequence of at most T accepted calls (default: each geometry's, 3 or 4)")
     parser.add_argument("--profile", default=None, help="OPTION=VALUE,... (docs/CONTRACT.md, Profiles); allocation=any compares tables up to renaming")
-    parser.add_argument("--geometry", type=int, action="append", help="walk only geometry I of EVERY_GEOMETRY, the window's from 6 on (repeatable)")
+    parser.add_argument("--geometry", type=int, action="append", help="walk only geometry I of EVERY_GEOMETRY, the window's from 6 on, hybrid models' from 15 on (repeatable)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per geometry before the walk stops (it then claims only the depths done)")
     parser.add_argument("--transcript-out", default=None, help="where a failure's transcript is written")
     parser.add_argument("--json", default=None, help="write the results as JSON here")

@@ -12,6 +12,7 @@ import numpy as np
 
 from oracle.model import ModelKVCache
 from oracle.state import positions
+from wire.codec import CAPABILITY, format_layer_windows
 
 Action = tuple[Any, ...]  # ("append", seq, layer, T), ("fork", parent, child), ...
 
@@ -30,6 +31,7 @@ class Geometry:
     max_depth: int = 0  # walked to depth min(K, max_depth) when set (the state count grows fastest here)
     tree_depth: int = 4  # every sequence of up to min(K, this) accepted calls is walked, with no merging
     sliding_window: int | None = None  # W: the oracle and the port both made with the window (`--sliding-window`)
+    layer_windows: tuple[int | None, ...] | None = None  # a hybrid model: each layer's window (None: full attention)
     quick: bool = True  # walked by the whole gate's depth-3 step too (else only by --exhaustive and the suite)
 
     @property
@@ -42,23 +44,35 @@ class Geometry:
         out: dict[str, Any] = {"prefix_caching": True} if self.prefix_caching else {}
         if self.sliding_window is not None:
             out["sliding_window"] = self.sliding_window
+        if self.layer_windows is not None:
+            out["layer_windows"] = self.layer_windows
         return out
 
     @property
     def needs(self) -> frozenset[str]:
-        """The capabilities a port must announce to be walked on this geometry (its options' words)."""
-        return frozenset(self.options)
+        """The capabilities a port must announce to be walked on this geometry (its options' words; `hybrid`
+        for layer_windows)."""
+        return frozenset(CAPABILITY[option] for option in self.options)
+
+    @property
+    def group_layers(self) -> tuple[int, ...]:
+        """The first layer of each group after group 0 (a hybrid model's other tables, `block_table(s, layer)`)."""
+        windows = self.layer_windows or ()
+        return tuple(windows.index(w) for w in dict.fromkeys(windows))[1:]
 
     @property
     def name(self) -> str:
         """A short id, `N3-B2-L2-H1-D1` (`-prefix` with prefix caching, `-W3` with a window of 3): test ids and xfail lists use it."""
         n, b, l, h, d = self.sizes
         window = f"-W{self.sliding_window}" if self.sliding_window is not None else ""
+        if self.layer_windows is not None:  # -LW-F-2: layer 0 full attention, layer 1 a window of 2
+            window += "-LW-" + "-".join("F" if w is None else str(w) for w in self.layer_windows)
         return f"N{n}-B{b}-L{l}-H{h}-D{d}" + ("-prefix" if self.prefix_caching else "") + window
 
     def __str__(self) -> str:
         n, b, l, h, d = self.sizes
-        options = "".join(f" {k}" if v is True else f" {k}={v}" for k, v in self.options.items())
+        spelled = {k: format_layer_windows(v) if k == "layer_windows" else v for k, v in self.options.items()}
+        options = "".join(f" {k}" if v is True else f" {k}={v}" for k, v in spelled.items())
         return f"N={n} B={b} L={l} H={h} D={d}{options} ids {','.join(map(str, self.seq_ids))}"
 
     def depth(self, k: int) -> int:
@@ -112,7 +126,21 @@ WINDOW_GEOMETRIES: tuple[Geometry, ...] = (
     Geometry(3, 3, 1, 1, 1, prefix_caching=True, seq_ids=(0, 1), vocab=1, max_prompt=7, max_depth=5, tree_depth=3, sliding_window=3, quick=False),
     Geometry(2, 1, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1), max_depth=5, tree_depth=3, sliding_window=2, quick=False),
 )
-EVERY_GEOMETRY: tuple[Geometry, ...] = GEOMETRIES + WINDOW_GEOMETRIES  # what `run` walks of them: those the port announces
+# Hybrid models' geometries (CONTRACT.md "Hybrid models (opt-in)"), walked whenever the port announces
+# `hybrid`: two layers, a full-attention layer and a window of 2, so that there are two groups on one
+# tiny pool; blocks of 1 and 2. With B = 1 the window group lets a block go at its second append while
+# the full-attention group keeps every block, so a release in the wrong group, a capacity checked per
+# group and a refusal that changes one group show within 3 calls; with prefix caching, prompts of up to
+# 4 tokens of one id: keys per group, a hit cut to what both groups serve (the fixed point: a prompt a
+# sequence wrote in one layer only), and the order a free gives blocks back across groups (which
+# pressure then evicts). The gate's depth-3 step walks the first two; --exhaustive and the suite all.
+HYBRID_GEOMETRIES: tuple[Geometry, ...] = (
+    Geometry(3, 1, 2, 1, 1, seq_ids=(0, 1), layer_windows=(None, 2)),
+    Geometry(3, 1, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1), vocab=1, max_prompt=4, max_depth=5, tree_depth=3, layer_windows=(None, 2)),
+    Geometry(3, 2, 2, 1, 1, seq_ids=(0, 1), max_depth=5, layer_windows=(2, None), quick=False),
+    Geometry(4, 1, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1), vocab=1, max_prompt=4, max_depth=5, tree_depth=3, layer_windows=(None, 3), quick=False),
+)
+EVERY_GEOMETRY: tuple[Geometry, ...] = GEOMETRIES + WINDOW_GEOMETRIES + HYBRID_GEOMETRIES  # what `run` walks of them: those the port announces
 BAD_CHUNKS = ("2-D", "shapes differ", "wrong H", "wrong D", "T = 0")
 
 

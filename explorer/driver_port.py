@@ -96,13 +96,14 @@ class DriverPort:
             lines.append(f"block_table {handle} {s}")
             for layer in range(self.g.n_layers):
                 lines += [f"seq_len {handle} {s} {layer}", f"gather {handle} {s} {layer}"]
+        lines += [f"block_table {handle} {s} {layer}" for s in live for layer in self.g.group_layers]  # other groups' tables
         return lines
 
     def observation(self, answers: list[str], live: Sequence[int]) -> Observation:
         if live is CLOSED:
             return tuple(a.split(" ")[1] if a.startswith("err ") else a for a in answers), {}
         rest = answers[:2]
-        tables: dict[int, list[int]] = {}
+        tables: dict[Any, list[int]] = {}
         at = 2
         for s in live:
             answer = answers[at]
@@ -114,6 +115,14 @@ class DriverPort:
                 rest.append(answer)
             rest += answers[at + 1 : at + 1 + 2 * self.g.n_layers]
             at += 1 + 2 * self.g.n_layers
+        for s in live:  # other groups' tables; an answer that is no list is a table no model has
+            for layer in self.g.group_layers:
+                answer = answers[at]
+                try:
+                    tables[(s, layer)] = parse_list(answer[3:]) if answer.startswith("ok ") else [-2]
+                except Exception:  # noqa: BLE001
+                    tables[(s, layer)] = [-2]
+                at += 1
         return tuple(rest), tables
 
     @staticmethod

@@ -13,7 +13,8 @@ from wire.diff import list_difference
 
 from .alphabet import Geometry
 
-Tables = Mapping[int, Sequence[int]]
+# A table by its block_table arguments: `s` (group 0's), or `(s, layer)` (another group's, in a hybrid model).
+Tables = Mapping[Any, Sequence[int]]
 # check_tables(want, got, carry, released) -> (what differs or None, the carry for the next step).
 # want: the oracle's tables of the live sequences, got: the port's; carry: what the checker keeps
 # along one path (None at the root); released: the oracle's block ids whose lifetime ended in this call.
@@ -48,6 +49,18 @@ def live_of(model: ModelKVCache) -> Sequence[int]:
     return CLOSED if model.closed else sorted(model.tables)
 
 
+def table_name(key: Any) -> str:
+    """`block_table(s)`, or `block_table(s, layer)` for another group's table."""
+    return f"block_table({key})" if isinstance(key, int) else f"block_table({key[0]}, {key[1]})"
+
+
+def model_tables(model: ModelKVCache, live: Sequence[int], group_layers: Sequence[int]) -> dict[Any, list[int]]:
+    """The oracle's tables of the live sequences: group 0's by `s`, then every other group's by `(s, layer)`."""
+    out: dict[Any, list[int]] = {s: model.tables[s] for s in live}
+    out.update({(s, layer): model.group_tables[model.group_of[layer]][s] for s in live for layer in group_layers})
+    return out
+
+
 def observations(model: ModelKVCache) -> list[tuple[str, tuple[Any, ...]]]:
     """The calls that observe a state, in the order the explorer makes them."""
     if model.closed:
@@ -67,7 +80,7 @@ def exact_tables(want: Tables, got: Tables, carry: Any, released: Sequence[int])
     """allocation=lowest-free: every table equal, id for id."""
     for s in want:
         if list(got[s]) != list(want[s]):
-            return f"block_table({s}){list_difference(list(got[s]), list(want[s]))}", carry
+            return f"{table_name(s)}{list_difference(list(got[s]), list(want[s]))}", carry
     return None, carry
 
 
@@ -77,8 +90,8 @@ def renaming(want: Tables, got: Tables, carry: Any, released: Sequence[int], *, 
     names = carry.copy() if carry is not None else BlockNames(num_blocks)
     for m in released:
         names.release(m)
-    for s in sorted(want):
-        problem = names.check(f"block_table({s})", list(got[s]), list(want[s]))
+    for s in want:  # one renaming for every group's tables: their blocks are of one pool
+        problem = names.check(table_name(s), list(got[s]), list(want[s]))
         if problem is not None:
             return problem, carry
     return None, names

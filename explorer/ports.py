@@ -175,7 +175,7 @@ class ModulePort:
         try:
             stats = cache.stats()
             rest: list[Any] = [tuple(int(stats[k]) for k in ("free", "used", "cached", "evictions")), int(cache.num_free_blocks())]
-            tables: dict[int, list[int]] = {}
+            tables: dict[Any, list[int]] = {(s, layer): cache.block_table(s, layer).tolist() for s in live for layer in self.g.group_layers}
             for s in live:
                 table = cache.block_table(s)
                 tables[s] = table.tolist()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from wire.client import DEFAULT_TIMEOUT
+from wire.codec import format_layer_windows
 
 from .alphabet import describe
 from .walk import Result
@@ -30,7 +31,7 @@ def guarantee(r: Result) -> list[str]:
 
 def walked(results: Sequence[Result]) -> str:
     """The parts of the contract the walk reached, from the geometries it walked at least one depth of:
-    `base contract, prefix caching, sliding window (W=2, 3)`."""
+    `base contract, prefix caching, sliding window (W=2, 3), hybrid models (layer_windows=none,2)`."""
     done = [r.geometry for r in results if r.levels]
     parts = ["base contract"] if done else ["nothing"]
     if any(g.prefix_caching for g in done):
@@ -38,6 +39,9 @@ def walked(results: Sequence[Result]) -> str:
     windows = sorted({g.sliding_window for g in done if g.sliding_window is not None})
     if windows:
         parts.append(f"sliding window (W={', '.join(map(str, windows))})")
+    hybrid = sorted({format_layer_windows(g.layer_windows) for g in done if g.layer_windows is not None})
+    if hybrid:
+        parts.append(f"hybrid models (layer_windows={'; '.join(hybrid)})")
     return ", ".join(parts)
 
 

@@ -39,7 +39,7 @@ from oracle.model import ModelKVCache, OutOfBlocks
 from oracle.profile import Profile, hint
 from wire.record import Recorder
 
-from .model import TableCheck, error_kind, exact_tables, live_of, new_model, observations, parse_profile, renaming
+from .model import TableCheck, error_kind, exact_tables, live_of, model_tables, new_model, observations, parse_profile, renaming
 from .ports import Item, ModulePort, Observation, UnfaithfulCopy
 
 IN_FLIGHT = 8  # nodes whose requests are sent before the oldest one's answers are read
@@ -162,9 +162,9 @@ class _Checker:
         if model.closed:
             return None, carry
         released = model.ended[before:]  # the oracle's blocks whose lifetime ended in this call
-        problem, carry = self.check({s: model.tables[s] for s in live}, tables, carry, released)
+        problem, carry = self.check(model_tables(model, live, self.g.group_layers), tables, carry, released)
         if problem is not None:
-            read = re.match(r"block_table\(\d+\)", problem)
+            read = re.match(r"block_table\(\d+(, \d+)?\)", problem)
             problem = f"{problem} [{read.group(0) if read else 'block_table'}, after {after}] ({self.hint})"
         return problem, carry
 

@@ -86,8 +86,8 @@ def test_the_suites_driver_sessions_announce_what_the_first_did(tmp_path: Path) 
 
 
 def test_a_step_with_no_vector_of_a_part_does_not_silence_it() -> None:
-    """No vector needs `hybrid` yet: the vectors step offers none of it, so the suite's hybrid tests alone claim
-    it; a suite whose hybrid tests did not pass does not."""
+    """A vectors step that offers no vector of a part (a corpus without the hybrid family, as before it) does not
+    silence it: the suite's hybrid tests alone claim it; a suite whose hybrid tests did not pass does not."""
     hybrid = Target("mine", frozenset({"prefix_caching", "sliding_window", "hybrid"}), "", "mine.py")
     both = frozenset({"prefix_caching", "sliding_window"})
     vectors = Step("vectors", True, "", exercised=both, offered=both)
@@ -97,6 +97,22 @@ def test_a_step_with_no_vector_of_a_part_does_not_silence_it() -> None:
     assert certified(hybrid, silent, Scope()) == (
         "PASS: base contract, prefix caching, sliding window, Python surface "
         "(not tested: hybrid models (announced, but no vector or test of it passed in: conformance))"
+    )
+
+
+def test_a_driver_announcing_hybrid_is_claimed_only_when_its_vectors_and_tests_passed() -> None:
+    """Through a driver that announces `hybrid` (python -m wire.driver): hybrid models are claimed when the
+    hybrid vectors and tests ran and passed; hybrid vectors offered but none passed leave them not tested."""
+    driver = Target("exec:./d", frozenset({"prefix_caching", "sliding_window", "hybrid"}), "", "./d")
+    every = frozenset({"prefix_caching", "sliding_window", "hybrid"})
+    ran = [Step("vectors", True, "", exercised=every, offered=every), Step("conformance", True, "", exercised=every)]
+    assert certified(driver, ran, Scope()) == (
+        "PASS: base contract, prefix caching, sliding window, hybrid models (not tested: Python surface (a driver has none))"
+    )
+    skipped = [Step("vectors", True, "", exercised=every - {"hybrid"}, offered=every), Step("conformance", True, "", exercised=every)]
+    assert certified(driver, skipped, Scope()) == (
+        "PASS: base contract, prefix caching, sliding window (not tested: hybrid models (announced, but no vector or test "
+        "of it passed in: vectors); Python surface (a driver has none))"
     )
 
 

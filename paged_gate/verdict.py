@@ -58,7 +58,7 @@ class Scope:
 def parts(target: Target, steps: Sequence[Step] = ()) -> tuple[list[str], list[str]]:
     """(the parts of the contract a run checks, the parts it cannot: each with why). An optional part the
     implementation announced is checked only when every step that tells (the vectors, the suite) and has
-    vectors or tests of it ran some of them and they passed (no vector needs `hybrid` yet)."""
+    vectors or tests of it ran some of them and they passed."""
     checked, untested = ["base contract"], []
     telling = [s for s in steps if s.ran and s.exercised is not None]
     for word, name in OPTIONAL.items():

@@ -35,7 +35,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "ci" / "examples"
 BASE = explorer.GEOMETRIES[0]
 
 
-WALKED = explorer.EVERY_GEOMETRY  # the base geometries, then the window's (W = 2 and 3), walked when the port announces it
+WALKED = explorer.EVERY_GEOMETRY  # the base geometries, then the window's (W = 2 and 3) and hybrid models', each walked when the port announces it
 
 
 @pytest.mark.parametrize(

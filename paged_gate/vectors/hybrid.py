@@ -28,7 +28,7 @@ def hybrid_vector(vid: str, comment: str, flags: str = "") -> Callable[[Callable
     "PagedKVCache(8, 2, 2, 1, 1, layer_windows=(None, 2)) after 8 one-token appends to each layer: the full-attention "
     "table holds 4 blocks, the windowed one at most 2 (the others -1); then, the pool emptied by a second sequence, "
     "appends that need a block are refused and change neither table",
-    "out-of-blocks sliding-window allocation-order",
+    "out-of-blocks allocation-order",
 )
 def hybrid_issue_example(s: Script) -> None:
     c = s.new(8, 2, 2, 1, 1, layer_windows=(None, 2))
@@ -50,7 +50,7 @@ def hybrid_issue_example(s: Script) -> None:
     "B = 2, layer_windows=(None, 3, None): layers 0 and 2 are group 0, layer 1 group 1; each append takes the lowest "
     "free blocks of the one pool for its own group's table only; a group's table covers its longest layer; "
     "block_table C S 2 is group 0's table; stats count every group's blocks",
-    "sliding-window layers allocation-order",
+    "layers allocation-order",
 )
 def hybrid_tables(s: Script) -> None:
     c = s.new(10, 2, 3, 1, 2, layer_windows=(None, 3, None))
@@ -74,7 +74,7 @@ def hybrid_tables(s: Script) -> None:
     "B = 1, layer_windows=(None, 2), a pool of 4: an append's need (new blocks and copies on write) is checked once "
     "against the one pool's free count, no group has a share; a refused append changes no group's table, no "
     "length, no holder, though it would have released a block at its end",
-    "out-of-blocks copy-on-write sliding-window",
+    "out-of-blocks copy-on-write",
 )
 def hybrid_capacity(s: Script) -> None:
     c = s.new(4, 1, 2, 1, 1, layer_windows=(None, 2))
@@ -100,7 +100,7 @@ def hybrid_capacity(s: Script) -> None:
     "B = 1, layer_windows=(None, 2, 3): three groups; each window group releases at the end of an append to one of "
     "its layers, by its own window and its own shortest layer; an append to another group's layer releases nothing "
     "of it; the full-attention group never releases",
-    "sliding-window layers allocation-order",
+    "layers allocation-order",
 )
 def hybrid_release(s: Script) -> None:
     c = s.new(16, 1, 3, 1, 1, layer_windows=(None, 2, 3))
@@ -119,7 +119,7 @@ def hybrid_release(s: Script) -> None:
     "write into a shared block copies it in its group only; free lets go of every group's table, and with prefix "
     "caching the blocks become cached in the order of the profile's `freeing` (by group: group 0's table tail "
     "first, then group 1's), which decides what pressure evicts first",
-    "copy-on-write sliding-window prefix-caching allocation-order",
+    "copy-on-write prefix-caching allocation-order",
 )
 def hybrid_fork_free(s: Script) -> None:
     c = s.new(14, 2, 2, 1, 1, prefix_caching=True, layer_windows=(None, 3))
@@ -166,7 +166,7 @@ def hybrid_keys(s: Script) -> None:
     "B = 1, layer_windows=(None, 3, 2), prefix caching: add_seq serves the largest k every group can serve (full "
     "attention every key up to k, a window its last `need` keys), found as vLLM's fixed point; each group's table is "
     "filled for that same k (a window: k - need entries of -1, then its blocks); every layer's length is k",
-    "prefix-caching sliding-window allocation-order",
+    "prefix-caching allocation-order",
 )
 def hybrid_fixed_point(s: Script) -> None:
     c = s.new(24, 1, 3, 1, 1, prefix_caching=True, layer_windows=(None, 3, 2))
@@ -190,7 +190,7 @@ def hybrid_fixed_point(s: Script) -> None:
     "B = 1, layer_windows=(None, 2), prefix caching: one eviction order for the whole pool, the order blocks became "
     "cached whatever their group: window blocks released (and cached) during decoding go before the full-attention "
     "blocks the free makes cached",
-    "prefix-caching sliding-window allocation-order",
+    "prefix-caching allocation-order",
 )
 def hybrid_eviction(s: Script) -> None:
     c = s.new(12, 1, 2, 1, 1, prefix_caching=True, layer_windows=(None, 2))
@@ -207,7 +207,7 @@ def hybrid_eviction(s: Script) -> None:
     "each-layer-its-own-window",
     "B = 2, two heads and dims, layer_windows=(5, None, 2): stats() counts every group's blocks of the one pool, "
     "seq_len is each layer's length, gather each layer's own window (every position for full attention)",
-    "sliding-window layers",
+    "layers",
 )
 def hybrid_per_layer(s: Script) -> None:
     c = s.new(16, 2, 3, 2, 2, layer_windows=(5, None, 2))
@@ -244,7 +244,7 @@ def session(block: int, windows: tuple[int | None, ...], caching: bool) -> Vecto
     vid = f"hybrid-B{block}-{spelled}" + ("-prefix" if caching else "")
     comment = f"B = {block}, layer_windows={windows}" + (", prefix caching" if caching else "") + \
         ": a prompt, a fork, decode steps layer by layer, a second prompt, frees; every observable after each step"
-    flags = "hybrid sliding-window layers copy-on-write" + (" prefix-caching" if caching else "")
+    flags = "hybrid layers copy-on-write" + (" prefix-caching" if caching else "")
     layers = len(windows)
 
     def make() -> Script:
@@ -284,7 +284,7 @@ def hybrid_random(seed: int, windows: tuple[int | None, ...]) -> Vector:
     def make() -> Script:
         s = Script(
             f"hybrid-random-{seed}", f"seeded random prompts over 3 tokens, decode steps, forks and frees, layer_windows={windows} (seed {seed})",
-            "hybrid sliding-window prefix-caching random out-of-blocks copy-on-write",
+            "hybrid prefix-caching random out-of-blocks copy-on-write",
         )
         c = s.new(8, 2, 2, 1, 1, prefix_caching=True, layer_windows=windows)
         random_session(s, c, seed, ["prompt", "prompt", "decode", "decode", "fork", "free"], 8)
