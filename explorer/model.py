@@ -70,6 +70,8 @@ def observations(model: ModelKVCache) -> list[tuple[str, tuple[Any, ...]]]:
         out.append(("block_table", (s,)))
         for layer in range(model.n_layers):
             out += [("seq_len", (s, layer)), ("gather", (s, layer))]
+    firsts = [model.group_of.index(g) for g in range(1, len(model.group_windows))]  # a hybrid model's other tables
+    out += [("block_table", (s, layer)) for s in sorted(model.tables) for layer in firsts]
     return out
 
 

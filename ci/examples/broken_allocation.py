@@ -26,6 +26,6 @@ __all__ = ["OutOfBlocks", "PagedKVCache"]
 class PagedKVCache(paged.PagedKVCache):
     """The reference cache, allocating from the top of the pool (a contract breach)."""
 
-    def block_table(self, seq_id: int) -> NDArray[np.int32]:
-        table = super().block_table(seq_id)
+    def block_table(self, seq_id: int, layer: int = 0) -> NDArray[np.int32]:
+        table = super().block_table(seq_id, layer)
         return (self.num_blocks - 1 - table).astype(np.int32)

@@ -27,5 +27,5 @@ PROFILE = "allocation=any"
 class PagedKVCache(paged.PagedKVCache):
     """The reference cache, reporting block b as b + 1 (a contract breach)."""
 
-    def block_table(self, seq_id: int) -> NDArray[np.int32]:
-        return (super().block_table(seq_id) + 1).astype(np.int32)
+    def block_table(self, seq_id: int, layer: int = 0) -> NDArray[np.int32]:
+        return (super().block_table(seq_id, layer) + 1).astype(np.int32)

@@ -2,7 +2,7 @@
 `python first_session_only.py MARKER`.
 
 It serves the reference cache. Its first session (while the file MARKER does not exist; it creates
-it) announces what `paged` has, prefix caching and the sliding window; every later session announces
+it) announces what `paged` has, prefix caching, the sliding window and hybrid models; every later session announces
 nothing, so the tests and vectors that need them would be skipped as "not announced" while the gate's
 first hello claimed them. The gate must FAIL it: every session announces what the first did.
 """
