@@ -18,6 +18,12 @@ takes the blocks before the window too (r45). Their `caught_by` is `window`: `-k
 the suite's window tests and the `window-*` vectors. r46..r49 narrow the window's integers (issue 38):
 W in a u16 (r46), W read into an i32 before its range check (r47), the release's start m - W + 1
 in a u16 (r48) and in a u32 that wraps below 0 (r49); the `range-window-*` vectors kill them.
+r50..r54 transpose the hybrid models' s60..s64 (CONTRACT.md, "Hybrid models"): the groups' tables
+freed last group first (r50), the hit of group 0 only (r51), a capacity check per group (r52), a
+release in the full-attention group (r53), the groups' hits cut once to the shortest instead of the
+fixed point (r54), and, s65..s67 transposed, a key of group 0 serving every group (r55), a fork that
+holds group 0's blocks only (r56), block_table answering group 0's table whatever the layer (r57).
+Their `caught_by` is `hybrid`: `-k hybrid` selects test_hybrid.py.
 
 Every one of the thirteen pitfalls applies to the port, so none is skipped. Two are transposed
 rather than copied:

@@ -12,7 +12,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "ci/examples/rust/src/cache.rs",
-            ".filter(|&i| self.alloc.is_shared(held(&seq.table, i)))",
+            ".filter(|&i| self.alloc.is_shared(held(table, i)))",
             ".filter(|_| false)",
         ),
     ),

@@ -11,7 +11,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "ci/examples/rust/src/cache.rs",
-            "            let_go(&mut self.alloc, &self.prefix, block);\n",
+            "                let_go(&mut self.alloc, &self.groups, block);\n",
             "",
         ),
     ),

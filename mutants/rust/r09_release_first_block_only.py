@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             "ci/examples/rust/src/cache.rs",
-            "for &block in seq.table.iter().rev().flatten() {",
-            "for &block in seq.table.iter().take(1).rev().flatten() {",
+            "for &block in table.iter().rev().flatten() {",
+            "for &block in table.iter().take(1).rev().flatten() {",
         ),
     ),
 )

@@ -18,8 +18,8 @@ MUTANT = Mutant(
         ),
         Edit(
             "ci/examples/rust/src/cache.rs",
-            "        self.pool.write(&seq.table, layer, start, k, v);\n        seq.lens[layer] = start + tokens;\n",
-            "        self.pool.write(&seq.table, layer, start, k, v);\n",
+            "        self.pool.write(table, layer, start, k, v);\n        seq.lens[layer] = start + tokens;\n",
+            "        self.pool.write(table, layer, start, k, v);\n",
         ),
     ),
 )

@@ -29,8 +29,8 @@ MUTANT = Mutant(
         ),
         Edit(
             "ci/examples/rust/src/cache.rs",
-            "        while seq.table.len() <= last {\n",
-            "        while seq.table.len() <= last {\n" + _CHECK,
+            "        while table.len() <= last {\n",
+            "        while table.len() <= last {\n" + _CHECK,
         ),
     ),
 )

@@ -24,13 +24,8 @@ MUTANT = Mutant(
         Edit(F, "lens: vec![served; n_layers]", "lens: vec![served as u16; n_layers]"),
         Edit(
             F,
-            'let full = seq.lens.iter().min().expect("at least one layer") / bs;',
-            'let full = *seq.lens.iter().min().expect("at least one layer") as usize / bs;',
-        ),
-        Edit(
-            F,
-            'let shortest = *seq.lens.iter().min().expect("at least one layer");',
-            'let shortest = *seq.lens.iter().min().expect("at least one layer") as usize;',
+            'let shortest = group.layers.iter().map(|&l| seq.lens[l]).min().expect("a group has a layer");',
+            'let shortest = group.layers.iter().map(|&l| seq.lens[l]).min().expect("a group has a layer") as usize;',
         ),
     ),
 )

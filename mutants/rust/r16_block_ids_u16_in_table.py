@@ -13,7 +13,7 @@ MUTANT = Mutant(
     # reader widens them back, as a port saving table memory would.
     notes="cargo test in ci/examples/rust kills it: block_ids_past_u16",
     edits=(
-        Edit(F, "    table: Vec<Entry>,\n", "    table: Vec<Option<u16>>,\n"),
+        Edit(F, "    tables: Vec<Vec<Entry>>,\n", "    tables: Vec<Vec<Option<u16>>>,\n"),
         Edit(F, "fn write(&mut self, table: &[Entry],", "fn write(&mut self, table: &[Option<u16>],"),
         Edit(F, "fn read(&self, table: &[Entry],", "fn read(&self, table: &[Option<u16>],"),
         Edit(F, "fn locate(table: &[Entry],", "fn locate(table: &[Option<u16>],"),
@@ -24,18 +24,20 @@ MUTANT = Mutant(
         ),
         Edit(F, "            table.push(Some(block));\n", "            table.push(Some(block as u16));\n"),
         Edit(F, "            self.alloc.incref(block);\n", "            self.alloc.incref(block as BlockId);\n"),
-        Edit(F, "let_go(&mut self.alloc, &self.prefix, block);", "let_go(&mut self.alloc, &self.prefix, block as BlockId);"),
-        Edit(F, "seq.table[i] = Some(copy);", "seq.table[i] = Some(copy as u16);"),
+        Edit(F, "let_go(&mut self.alloc, &self.groups, block);", "let_go(&mut self.alloc, &self.groups, block as BlockId);"),
+        Edit(F, "table[i] = Some(copy);", "table[i] = Some(copy as u16);"),
         Edit(
             F,
-            "seq.table.push(Some(take(&mut self.alloc, &mut self.prefix)));",
-            "seq.table.push(Some(take(&mut self.alloc, &mut self.prefix) as u16));",
+            "table.push(Some(take(&mut self.alloc, &mut self.groups)));",
+            "table.push(Some(take(&mut self.alloc, &mut self.groups) as u16));",
         ),
-        Edit(F, "            let_go(alloc, prefix, block);\n", "            let_go(alloc, prefix, block as BlockId);\n"),
+        Edit(F, "            let_go(alloc, groups, block);\n", "            let_go(alloc, groups, block as BlockId);\n"),
+        Edit(F, "fn release_out_of_window(table: &mut [Entry],", "fn release_out_of_window(table: &mut [Option<u16>],"),
+        Edit(F, "    table: &[Entry],\n    full: usize,", "    table: &[Option<u16>],\n    full: usize,"),
         Edit(
             F,
-            "Ok(self.live(seq_id)?.table.clone())",
-            "Ok(self.live(seq_id)?.table.iter().map(|e| e.map(|b| b as BlockId)).collect())",
+            "Ok(seq.tables[self.group_of[self.layer(layer)?]].clone())",
+            "Ok(seq.tables[self.group_of[self.layer(layer)?]].iter().map(|e| e.map(|b| b as BlockId)).collect())",
         ),
     ),
 )

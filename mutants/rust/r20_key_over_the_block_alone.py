@@ -21,7 +21,7 @@ MUTANT = Mutant(
         ),
         Edit(
             C,
-            'let mut parent = if i > 0 { seq.nodes[i - 1] } else { index.root() };',
+            'let mut parent = if i > 0 { nodes[i - 1] } else { index.root() };',
             'let mut parent = index.root();',
         ),
     ),

@@ -9,12 +9,12 @@ MUTANT = Mutant(
     title="A block registered before every layer has filled it",
     symptom="a hit serves a block whose last layers were never written",
     caught_by=("TestPrefixMachine", "test_vector[prefix-registered-when-every-layer-is-full]"),
-    # The layer just written decides, not the shortest.
+    # The layer just written decides, not the shortest of its group.
     notes="cargo test in ci/examples/rust kills it: the vectors (tests/vectors.rs, both modes); no unit test",
     edits=(
         Edit(
             C,
-            'let full = seq.lens.iter().min().expect("at least one layer") / bs;',
+            'let full = shortest / bs;',
             'let full = seq.lens[layer] / bs;',
         ),
     ),

@@ -14,7 +14,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             C,
-            '        prefix.as_mut().expect("only a prefix cache has cached blocks").drop(block);\n',
+            '        index.expect("only a registered block is cached").drop(block);\n',
             '',
         ),
     ),

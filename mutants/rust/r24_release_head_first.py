@@ -14,8 +14,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             C,
-            'for &block in seq.table.iter().rev().flatten() {',
-            'for &block in seq.table.iter().flatten() {',
+            'for &block in table.iter().rev().flatten() {',
+            'for &block in table.iter().flatten() {',
         ),
     ),
 )

@@ -14,7 +14,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             C,
-            '            let_go(alloc, prefix, block);\n',
+            '            let_go(alloc, groups, block);\n',
             '',
         ),
     ),

@@ -15,13 +15,16 @@ MUTANT = Mutant(
     edits=(
         Edit(
             C,
-            '        release_out_of_window(seq, self.window, bs, &mut self.alloc, &self.prefix);\n        Ok(())\n',
+            '        release_out_of_window(&mut seq.tables[g], released, &mut self.alloc, &self.groups);\n        Ok(())\n',
             '        Ok(())\n',
         ),
         Edit(
             C,
             '        // Capacity, up front:',
-            '        release_out_of_window(seq, self.window, bs, &mut self.alloc, &self.prefix);\n        // Capacity, up front:',
+            '        let shortest = self.groups[g].layers.iter().map(|&l| seq.lens[l]).min().unwrap();\n'
+            '        let early = self.groups[g].kind.released_before(shortest, bs);\n'
+            '        release_out_of_window(table, early, &mut self.alloc, &self.groups);\n'
+            '        // Capacity, up front:',
         ),
     ),
 )

@@ -14,7 +14,7 @@ MUTANT = Mutant(
     edits=(
         Edit(
             C,
-            'let first = self.window.map_or(0, |window| window.start(len));',
+            'let first = self.groups[g].kind.visible_from(len);',
             'let first = 0;',
         ),
     ),

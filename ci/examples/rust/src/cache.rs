@@ -20,12 +20,20 @@
 //! window reaches; their table entries become `None` (-1 on the wire). The arithmetic is in
 //! `Window` (window.rs); here, [`locate`] maps a position to its block and slot, and
 //! [`release_out_of_window`] lets go of the released blocks.
+//!
+//! Hybrid models (opt-in, `layer_windows`, one window or `None` a layer): the layers with one
+//! window form a group (groups.rs, where each kind of layer's rules are), and each group has its
+//! own table per sequence and its own keys, over the one pool. Without `layer_windows` there is one
+//! group, of every layer. This file coordinates the groups: an append's one capacity check (an
+//! append writes one layer, so one group's table takes blocks), the hit every group can serve
+//! ([`crate::groups::common_hit`]), and the order `free` lets go of the groups' tables (group 0 first).
 
 use std::alloc::{self, Layout};
 use std::collections::HashMap;
 use std::fmt;
 
 use crate::allocator::{Allocation, BlockAllocator, BlockId};
+use crate::groups::{self, common_hit, index, make_groups, Group, Path};
 use crate::prefix::{NodeRef, PrefixIndex, TokenId};
 use crate::window::Window;
 
@@ -219,41 +227,48 @@ fn held(table: &[Entry], i: usize) -> BlockId {
     table[i].expect("a released entry is read, written, copied or registered")
 }
 
-/// A live sequence: its block table (position p is in slot p % B of `table[p / B]`) and one
-/// length per layer; with prefix caching, the token ids it has declared and the prefix nodes
-/// of its full blocks (one per full block, in order, released ones included). The table holds
-/// exactly ceil(max length / B) entries; with the window, its released entries are `None`.
+/// A live sequence: one block table per group (position p of a layer is in slot p % B of entry
+/// p / B of its group's table) and one length per layer; with prefix caching, the token ids it
+/// has declared and, per group, the prefix nodes of its full blocks (one per full block, in
+/// order, released ones included). A group's table holds exactly ceil(max length of the group's
+/// layers / B) entries; with a window, its released entries are `None`.
 #[derive(Clone, Debug)]
 struct Seq {
-    table: Vec<Entry>,
+    tables: Vec<Vec<Entry>>,
     lens: Vec<usize>,
     tokens: Vec<TokenId>,
-    nodes: Vec<NodeRef>,
+    nodes: Vec<Vec<NodeRef>>,
 }
 
 /// The constructor's options beyond the geometry; the default is none of them, under this
 /// port's profile (`allocation=any`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// CONTRACT.md's prefix caching.
     pub prefix_caching: bool,
-    /// CONTRACT.md's sliding window of W positions, 2 .. 2^31 - 1 (`None`: off).
+    /// CONTRACT.md's sliding window of W positions, 2 .. 2^31 - 1 (`None`: off), every layer's.
     pub sliding_window: Option<i64>,
+    /// CONTRACT.md's hybrid models: each layer's window, `None` for full attention (`None`: off).
+    pub layer_windows: Option<Vec<Option<i64>>>,
     /// Which free block an allocation takes.
     pub allocation: Allocation,
 }
 
 /// A paged float16 KV cache; see CONTRACT.md for what every call does.
 ///
-/// With prefix caching, a block is registered (has a key in `prefix`) only once every layer of
-/// a sequence filled it, and is never written again; a registered block with no holder is
-/// cached. `seq.nodes[i]` is the prefix node of full block i (`seq.nodes.len() == min(lens) / B`),
-/// and an append never runs past `seq.tokens`. Off, `prefix` is `None` and none of it runs.
+/// With prefix caching, a block of group g is registered (has a key in the group's index) only
+/// once every layer of group g of a sequence filled it, and is never written again; a registered
+/// block with no holder is cached. `seq.nodes[g][i]` is the prefix node of full block i of group g
+/// (`seq.nodes[g].len()` is min(lens of the group's layers) / B), and an append never runs past
+/// `seq.tokens`. Off, no group has an index and none of it runs. A block is in the tables of one
+/// group at a time.
 #[derive(Debug)]
 pub struct PagedKVCache {
     pool: Pool,
-    prefix: Option<PrefixIndex>,
-    window: Option<Window>,
+    groups: Vec<Group>,
+    /// Layer -> the index of its group.
+    group_of: Vec<usize>,
+    prefix_caching: bool,
     alloc: BlockAllocator,
     seqs: HashMap<SeqId, Seq>,
     closed: bool,
@@ -286,15 +301,16 @@ impl PagedKVCache {
         prefix_caching: bool,
         allocation: Allocation,
     ) -> Result<Self, CacheError> {
-        let options = Options { prefix_caching, sliding_window: None, allocation };
+        let options = Options { prefix_caching, allocation, ..Options::default() };
         Self::with_options(num_blocks, block_size, n_layers, n_kv_heads, d_head, options)
     }
 
     /// A cache with every option of [`Options`]: prefix caching, the sliding window, the
-    /// allocation profile.
+    /// layers' windows, the allocation profile.
     ///
     /// The sizes are checked argument by argument (each at least 1, `num_blocks` at most
-    /// 2^31 - 1), then the window (2 .. 2^31 - 1). The pools are allocated zeroed ([`zeroed`]):
+    /// 2^31 - 1), then the window (2 .. 2^31 - 1), then the layers' windows ([`layer_windows`]).
+    /// The pools are allocated zeroed ([`zeroed`]):
     /// K and V need 4 * N * B * L * H * D bytes, `OutOfMemory` at 2^63 or more without trying,
     /// and when the allocator refuses.
     pub fn with_options(
@@ -305,7 +321,7 @@ impl PagedKVCache {
         d_head: i64,
         options: Options,
     ) -> Result<Self, CacheError> {
-        let Options { prefix_caching, sliding_window, allocation } = options;
+        let Options { prefix_caching, sliding_window, layer_windows, allocation } = options;
         let size = |value: i64, what: &str| -> Result<usize, CacheError> {
             if value < 1 {
                 return Err(invalid(format!("{what} must be at least 1, got {value}")));
@@ -323,6 +339,7 @@ impl PagedKVCache {
             size(d_head, "d_head")?,
         ];
         let window = sliding_window.map(Window::new).transpose()?;
+        let given = layer_windows.map(|given| groups::layer_windows(&given, window, sizes[2])).transpose()?;
         // Values a pool, and bytes both pools: 2 bytes a value, 2 pools.
         let values = sizes.iter().try_fold(1u64, |n, &s| n.checked_mul(s as u64));
         let bytes = values.and_then(|n| n.checked_mul(4));
@@ -332,10 +349,21 @@ impl PagedKVCache {
         let values = usize::try_from(values).map_err(|_| CacheError::OutOfMemory(Some(bytes)))?;
         let [num_blocks, block_size, n_layers, n_kv_heads, d_head] = sizes;
         let (k, v) = (zeroed(values, bytes)?, zeroed(values, bytes)?);
+        // Every layer's window: as given, or `sliding_window`'s (None: full attention). Made after
+        // the memory check: L is bounded by the pool's size only then.
+        let windows = given.unwrap_or_else(|| vec![window; n_layers]);
+        let groups = make_groups(&windows, block_size, prefix_caching);
+        let mut group_of = vec![0; n_layers];
+        for (g, group) in groups.iter().enumerate() {
+            for &layer in &group.layers {
+                group_of[layer] = g;
+            }
+        }
         Ok(PagedKVCache {
             pool: Pool { num_blocks, block_size, n_layers, n_kv_heads, d_head, k, v },
-            prefix: prefix_caching.then(|| PrefixIndex::new(block_size)),
-            window,
+            groups,
+            group_of,
+            prefix_caching,
             alloc: BlockAllocator::new(num_blocks, allocation),
             seqs: HashMap::new(),
             closed: false,
@@ -350,7 +378,7 @@ impl PagedKVCache {
         self.closed = true;
         self.pool.k = Vec::new();
         self.pool.v = Vec::new();
-        self.prefix = None;
+        self.groups = Vec::new();
         self.alloc = BlockAllocator::new(0, Allocation::Any);
         self.seqs = HashMap::new();
     }
@@ -360,46 +388,46 @@ impl PagedKVCache {
     /// Start a new sequence whose prompt has these token ids; return the positions served
     /// from the cache.
     ///
-    /// With prefix caching, the longest run of the prompt's full blocks whose keys are
-    /// registered (ending before its last token) becomes the table, each block gaining a
-    /// holder, and every layer's length is that run's positions. With the window too, the hit
-    /// needs only the blocks of the served positions' window ([`Window::blocks_served`]): the
-    /// entries before them are released (`None`). Off, the tokens are checked and nothing is
-    /// served.
+    /// With prefix caching, the prompt is served k full blocks (ending before its last token)
+    /// for the largest k that every group can serve ([`common_hit`]); each group's table is then
+    /// filled for that k as its kind says: full attention, the k blocks; a window, only the
+    /// blocks of the served positions' window, the entries before them released (`None`). Each
+    /// block taken gains a holder, and every layer's length is k * B. Off, the tokens are
+    /// checked and nothing is served.
     pub fn add_seq(&mut self, seq_id: SeqId, tokens: &[i64]) -> Result<usize, CacheError> {
         self.check_open()?;
         if self.seqs.contains_key(&seq_id) {
             return Err(invalid(format!("sequence {seq_id} is already live")));
         }
         let ids = as_tokens(tokens)?;
-        let n_layers = self.pool.n_layers;
-        let Some(index) = &self.prefix else {
-            let empty = Seq { table: Vec::new(), lens: vec![0; n_layers], tokens: Vec::new(), nodes: Vec::new() };
+        let (n_layers, n_groups) = (self.pool.n_layers, self.groups.len());
+        if !self.prefix_caching {
+            let tables = vec![Vec::new(); n_groups];
+            let empty = Seq { tables, lens: vec![0; n_layers], tokens: Vec::new(), nodes: vec![Vec::new(); n_groups] };
             self.seqs.insert(seq_id, empty);
             return Ok(0);
-        };
-        let (bs, path) = (self.pool.block_size, index.walk(&ids));
-        let blocks = match self.window {
-            None => index.hit(&ids).len(),
-            Some(window) => {
-                let registered: Vec<bool> = path.iter().map(|&(_, block)| block.is_some()).collect();
-                window.blocks_served(&registered, bs)
-            }
-        };
-        let served = blocks * bs;
-        let released = self.window.map_or(0, |window| window.released(served, bs));
-        let mut table = Vec::with_capacity(blocks);
-        for (i, &(_, block)) in path[..blocks].iter().enumerate() {
-            if i < released {
-                table.push(None);
-                continue;
-            }
-            let block = block.expect("a hit serves registered keys");
-            self.alloc.acquire(block);
-            table.push(Some(block));
         }
-        let nodes = path[..blocks].iter().map(|&(node, _)| node).collect();
-        self.seqs.insert(seq_id, Seq { table, lens: vec![served; n_layers], tokens: ids, nodes });
+        let bs = self.pool.block_size;
+        let paths: Vec<Path> = self.groups.iter().map(|group| index(group).walk(&ids)).collect();
+        let blocks = common_hit(&self.groups, &paths, (ids.len().saturating_sub(1)) / bs, bs);
+        let served = blocks * bs;
+        let (mut tables, mut nodes) = (Vec::with_capacity(n_groups), Vec::with_capacity(n_groups));
+        for (group, path) in self.groups.iter().zip(&paths) {
+            let released = group.kind.released_before(served, bs);
+            let mut table = Vec::with_capacity(blocks);
+            for (i, &(_, block)) in path[..blocks].iter().enumerate() {
+                if i < released {
+                    table.push(None);
+                    continue;
+                }
+                let block = block.expect("a hit serves registered keys");
+                self.alloc.acquire(block);
+                table.push(Some(block));
+            }
+            tables.push(table);
+            nodes.push(path[..blocks].iter().map(|&(node, _)| node).collect());
+        }
+        self.seqs.insert(seq_id, Seq { tables, lens: vec![served; n_layers], tokens: ids, nodes });
         Ok(served)
     }
 
@@ -408,34 +436,37 @@ impl PagedKVCache {
     pub fn extend(&mut self, seq_id: SeqId, tokens: &[i64]) -> Result<(), CacheError> {
         self.live(seq_id)?;
         let ids = as_tokens(tokens)?;
-        if self.prefix.is_some() {
+        if self.prefix_caching {
             self.seqs.get_mut(&seq_id).expect("checked live above").tokens.extend(ids);
         }
         Ok(())
     }
 
-    /// Give `child` the parent's table and lengths (and declared tokens), released entries
+    /// Give `child` the parent's tables and lengths (and declared tokens), released entries
     /// included; every block gains a holder, none is allocated.
     pub fn fork(&mut self, parent: SeqId, child: SeqId) -> Result<(), CacheError> {
         let copy = self.live(parent)?.clone();
         if self.seqs.contains_key(&child) {
             return Err(invalid(format!("sequence {child} is already live")));
         }
-        for &block in copy.table.iter().flatten() {
+        for &block in copy.tables.iter().flatten().flatten() {
             self.alloc.incref(block);
         }
         self.seqs.insert(child, copy);
         Ok(())
     }
 
-    /// Drop the sequence, letting go of its table from the last entry to the first: each
-    /// block whose last holder it was returns to the pool, or, when it has a key, becomes
-    /// cached. Released entries hold no block (`flatten` skips them).
+    /// Drop the sequence, letting go of each group's table in turn, group 0 first, each from its
+    /// last entry to its first (the profile's `freeing=by-group`, vLLM's order): each block whose
+    /// last holder it was returns to the pool, or, when it has a key, becomes cached. Released
+    /// entries hold no block (`flatten` skips them).
     pub fn free(&mut self, seq_id: SeqId) -> Result<(), CacheError> {
         self.check_open()?;
         let seq = self.seqs.remove(&seq_id).ok_or(CacheError::UnknownSequence(seq_id))?;
-        for &block in seq.table.iter().rev().flatten() {
-            let_go(&mut self.alloc, &self.prefix, block);
+        for table in &seq.tables {
+            for &block in table.iter().rev().flatten() {
+                let_go(&mut self.alloc, &self.groups, block);
+            }
         }
         Ok(())
     }
@@ -444,17 +475,18 @@ impl PagedKVCache {
 
     /// Store k, v `[H, T, D]` at positions seq_len .. seq_len+T-1 of `layer`.
     ///
-    /// Checks the arguments, then the capacity (copies plus new blocks) before changing
-    /// anything: it succeeds whole or fails with the cache as it was. With the window, it ends
-    /// by letting go of the blocks no layer's window reaches any more: too late to serve
-    /// this append, which counted its blocks without them.
+    /// Checks the arguments, then the capacity (copies plus new blocks, all in the table of the
+    /// layer's group, counted once against the one pool) before changing anything: it succeeds
+    /// whole or fails with the cache as it was. With a window, it ends by letting go of the
+    /// group's blocks no window of its layers reaches any more: too late to serve this append,
+    /// which counted its blocks without them.
     pub fn append(&mut self, seq_id: SeqId, layer: i64, k: &Chunk, v: &Chunk) -> Result<(), CacheError> {
         self.live(seq_id)?;
         let layer = self.layer(layer)?;
         let tokens = self.chunk_tokens(k, v)?;
         let seq = self.seqs.get_mut(&seq_id).expect("checked live above");
         let (bs, start) = (self.pool.block_size, seq.lens[layer]);
-        if self.prefix.is_some() && start + tokens > seq.tokens.len() {
+        if self.prefix_caching && start + tokens > seq.tokens.len() {
             return Err(invalid(format!(
                 "positions {start} .. {} of layer {layer} need declared token ids; sequence {seq_id} has declared {} \
                  (add_seq's tokens, then extend)",
@@ -462,54 +494,63 @@ impl PagedKVCache {
                 seq.tokens.len()
             )));
         }
+        let g = self.group_of[layer]; // the layer's group: its table takes the blocks
+        let table = &mut seq.tables[g];
         // The chunk touches block indices first ..= last of the table.
         let (first, last) = (start / bs, (start + tokens - 1) / bs);
 
         // Capacity, up front: a copy of each shared block it touches, a new block for each
         // index past the end of the table.
         let shared: Vec<usize> =
-            (first..seq.table.len().min(last + 1)).filter(|&i| self.alloc.is_shared(held(&seq.table, i))).collect();
-        let needed = shared.len() + (last + 1).saturating_sub(seq.table.len());
+            (first..table.len().min(last + 1)).filter(|&i| self.alloc.is_shared(held(table, i))).collect();
+        let needed = shared.len() + (last + 1).saturating_sub(table.len());
         if needed > self.alloc.num_free() {
             return Err(CacheError::OutOfBlocks { needed, free: self.alloc.num_free() });
         }
 
         // Take the blocks in position order: copies (inside the table), then new blocks.
         for i in shared {
-            let (old, copy) = (held(&seq.table, i), take(&mut self.alloc, &mut self.prefix));
+            let (old, copy) = (held(table, i), take(&mut self.alloc, &mut self.groups));
             self.pool.copy_block(old, copy);
             self.alloc.unshare(old);
-            seq.table[i] = Some(copy);
+            table[i] = Some(copy);
         }
-        while seq.table.len() <= last {
-            seq.table.push(Some(take(&mut self.alloc, &mut self.prefix)));
+        while table.len() <= last {
+            table.push(Some(take(&mut self.alloc, &mut self.groups)));
         }
-        self.pool.write(&seq.table, layer, start, k, v);
+        self.pool.write(table, layer, start, k, v);
         seq.lens[layer] = start + tokens;
-        if let Some(index) = &mut self.prefix {
-            let full = seq.lens.iter().min().expect("at least one layer") / bs;
-            register(index, seq, full, bs);
+        // The group's shortest layer decides what is full (registration) and what is released.
+        let group = &mut self.groups[g];
+        let shortest = group.layers.iter().map(|&l| seq.lens[l]).min().expect("a group has a layer");
+        let released = group.kind.released_before(shortest, bs);
+        if let Some(index) = &mut group.index {
+            let full = shortest / bs;
+            register(index, &mut seq.nodes[g], &seq.tokens, &seq.tables[g], full, bs);
         }
-        release_out_of_window(seq, self.window, bs, &mut self.alloc, &self.prefix);
+        release_out_of_window(&mut seq.tables[g], released, &mut self.alloc, &self.groups);
         Ok(())
     }
 
     /// New K and V arrays `[H, seq_len, D]` of the layer (`len` 0 when it has no positions);
-    /// with the window, of the layer's window only: its last W - 1 positions at most.
+    /// in a windowed layer, of the layer's own window only: its last W - 1 positions at most.
     pub fn gather(&self, seq_id: SeqId, layer: i64) -> Result<Gathered, CacheError> {
         let seq = self.live(seq_id)?;
         let layer = self.layer(layer)?;
+        let g = self.group_of[layer];
         let len = seq.lens[layer];
-        let first = self.window.map_or(0, |window| window.start(len));
-        Ok(self.pool.read(&seq.table, layer, first, len - first))
+        let first = self.groups[g].kind.visible_from(len);
+        Ok(self.pool.read(&seq.tables[g], layer, first, len - first))
     }
 
     // -- inspection ------------------------------------------------------------------------
 
-    /// A copy of the sequence's block ids, in position order; `None` for an entry the window
-    /// released (-1 on the wire).
-    pub fn block_table(&self, seq_id: SeqId) -> Result<Vec<Entry>, CacheError> {
-        Ok(self.live(seq_id)?.table.clone())
+    /// A copy of the block ids of the table of the layer's group, in position order; `None`
+    /// for an entry a window released (-1 on the wire). With one group, every layer names the
+    /// same table.
+    pub fn block_table(&self, seq_id: SeqId, layer: i64) -> Result<Vec<Entry>, CacheError> {
+        let seq = self.live(seq_id)?;
+        Ok(seq.tables[self.group_of[self.layer(layer)?]].clone())
     }
 
     /// The number of positions `layer` of the sequence holds.
@@ -592,56 +633,58 @@ fn as_tokens(tokens: &[i64]) -> Result<Vec<TokenId>, CacheError> {
     }
 }
 
-/// Take a block for an append: the allocator's choice; an evicted block's key goes with it.
-fn take(alloc: &mut BlockAllocator, prefix: &mut Option<PrefixIndex>) -> BlockId {
+/// Take a block for an append: the allocator's choice; an evicted block's key goes with it,
+/// from the group it was registered in.
+fn take(alloc: &mut BlockAllocator, groups: &mut [Group]) -> BlockId {
     let (block, evicted) = alloc.allocate();
     if evicted {
-        prefix.as_mut().expect("only a prefix cache has cached blocks").drop(block);
+        let mut indexes = groups.iter_mut().filter_map(|group| group.index.as_mut());
+        let index = indexes.find(|index| index.is_registered(block));
+        index.expect("only a registered block is cached").drop(block);
     }
     block
 }
 
 /// Let go of one holder of `block` (`free`, or the window's release): its last holder's
-/// release makes it free or, registered, cached.
-fn let_go(alloc: &mut BlockAllocator, prefix: &Option<PrefixIndex>, block: BlockId) {
-    let registered = prefix.as_ref().is_some_and(|index| index.is_registered(block));
+/// release makes it free or, registered (in its group), cached.
+fn let_go(alloc: &mut BlockAllocator, groups: &[Group], block: BlockId) {
+    let registered = groups.iter().filter_map(|group| group.index.as_ref()).any(|index| index.is_registered(block));
     alloc.decref(block, registered);
 }
 
-/// The window's release at the end of an append (after its write and its registration): let
-/// go of every block index that became released ([`Window::released`], counted from the
-/// shortest layer), from the highest index to the lowest as `free` does; its entry becomes
-/// `None`. Entries released by earlier appends are `None` already.
-fn release_out_of_window(
-    seq: &mut Seq,
-    window: Option<Window>,
-    bs: usize,
-    alloc: &mut BlockAllocator,
-    prefix: &Option<PrefixIndex>,
-) {
-    let Some(window) = window else { return };
-    let shortest = *seq.lens.iter().min().expect("at least one layer");
-    for entry in seq.table[..window.released(shortest, bs)].iter_mut().rev() {
+/// The window's release at the end of an append (after its write and its registration): let go
+/// of the group's table entries 0 .. `released` (what [`crate::groups::Kind::released_before`]
+/// counts from the group's shortest layer; 0 for full attention), from the highest index to the
+/// lowest as `free` does; each entry becomes `None`. Entries released before are `None` already.
+fn release_out_of_window(table: &mut [Entry], released: usize, alloc: &mut BlockAllocator, groups: &[Group]) {
+    for entry in table[..released].iter_mut().rev() {
         if let Some(block) = entry.take() {
-            let_go(alloc, prefix, block);
+            let_go(alloc, groups, block);
         }
     }
 }
 
-/// Register the blocks an append made full (from `seq.nodes.len()`, the full blocks before
-/// it, to `full`) under their keys, the whole prefix of token ids, unless a key already names
-/// a block.
-fn register(index: &mut PrefixIndex, seq: &mut Seq, full: usize, bs: usize) {
-    for i in seq.nodes.len()..full {
-        let mut parent = if i > 0 { seq.nodes[i - 1] } else { index.root() };
+/// Register the blocks of one group an append made full (from `nodes.len()`, the full blocks
+/// before it, to `full`) under their keys in the group's index, the whole prefix of token ids,
+/// unless a key already names a block.
+fn register(
+    index: &mut PrefixIndex,
+    nodes: &mut Vec<NodeRef>,
+    tokens: &[TokenId],
+    table: &[Entry],
+    full: usize,
+    bs: usize,
+) {
+    for i in nodes.len()..full {
+        let mut parent = if i > 0 { nodes[i - 1] } else { index.root() };
         if index.is_dead(parent) {
             // pruned since (its key was evicted): the path is made again
-            seq.nodes = index.path(&seq.tokens, i);
-            parent = seq.nodes[i - 1];
+            *nodes = index.path(tokens, i);
+            parent = nodes[i - 1];
         }
-        let node = index.child(parent, &seq.tokens[i * bs..(i + 1) * bs]);
-        seq.nodes.push(node);
-        index.register(node, held(&seq.table, i));
+        let node = index.child(parent, &tokens[i * bs..(i + 1) * bs]);
+        nodes.push(node);
+        index.register(node, held(table, i));
     }
 }
 
@@ -661,7 +704,7 @@ mod tests {
 
     /// The sequence's table as the wire writes it: -1 for a released entry.
     fn ids(c: &PagedKVCache, seq: SeqId) -> Vec<i64> {
-        c.block_table(seq).unwrap().iter().map(|entry| entry.map_or(-1, i64::from)).collect()
+        c.block_table(seq, 0).unwrap().iter().map(|entry| entry.map_or(-1, i64::from)).collect()
     }
 
     fn counts(c: &PagedKVCache) -> (usize, usize) {
@@ -791,7 +834,7 @@ mod tests {
         c.close();
         c.close();
         assert_eq!(kind(c.append(9, 5, &flat, &flat)), "the cache is closed", "closed before everything");
-        assert!(c.stats().is_err() && c.num_free_blocks().is_err() && c.block_table(0).is_err());
+        assert!(c.stats().is_err() && c.num_free_blocks().is_err() && c.block_table(0, 0).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //!
 //! - [`allocator`]: reference counts, the free stack (or lowest free id), the cached blocks' eviction order.
 //! - [`cache`]: `PagedKVCache`, the contract's calls over float16 bit patterns.
+//! - [`groups`]: the kinds of layer (full attention, sliding window) and the groups of a hybrid model.
 //! - [`prefix`]: prefix caching's keys, a tree of block-sized prefixes of token ids.
 //! - [`wire`]: the protocol: one request line in, one response line out.
 //! - [`window`]: the sliding window's arithmetic: where a window starts, which blocks are released.
@@ -11,6 +12,7 @@
 
 pub mod allocator;
 pub mod cache;
+pub mod groups;
 pub mod prefix;
 pub mod window;
 pub mod wire;

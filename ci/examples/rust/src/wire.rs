@@ -6,9 +6,10 @@
 //! Every field is parsed before the cache is called, so a malformed request (`err protocol`)
 //! never changes a cache. The cache's own checks answer everything else, as its error kinds.
 //! The handshake announces the capabilities, `prefix_caching` (the option of `new`, and
-//! token lists in `add_seq` and `extend`) and `sliding_window` (the option `sliding_window=W`
-//! of `new`; a released table entry travels as -1), then the port's profile where it differs
-//! from the contract's defaults (docs/CONTRACT.md, "Profiles"): `allocation=any`, since free
+//! token lists in `add_seq` and `extend`), `sliding_window` (the option `sliding_window=W`
+//! of `new`; a released table entry travels as -1) and `hybrid` (the option
+//! `layer_windows=X0,...,X(L-1)` of `new`, and a layer in `block_table`), then the port's profile
+//! where it differs from the contract's defaults (docs/CONTRACT.md, "Profiles"): `allocation=any`, since free
 //! blocks come off a stack.
 
 use std::panic::{self, AssertUnwindSafe};
@@ -17,11 +18,11 @@ use crate::allocator::{Allocation, BlockId};
 use crate::cache::{CacheError, Chunk, Entry, Options, PagedKVCache};
 
 /// The implementation's name in the handshake's answer,
-/// `ok 1 paged-rust prefix_caching sliding_window allocation=any`.
+/// `ok 1 paged-rust prefix_caching sliding_window hybrid allocation=any`.
 pub const NAME: &str = "paged-rust";
 
 /// What the handshake announces after the name.
-pub const CAPABILITIES: &str = "prefix_caching sliding_window";
+pub const CAPABILITIES: &str = "prefix_caching sliding_window hybrid";
 
 /// Why a request was not answered `ok`.
 enum Failure {
@@ -141,7 +142,8 @@ impl Driver {
                 Ok(format!("{} {} {}", g.len, hex(&g.k), hex(&g.v)))
             }
             ("seq_len", [c, s, layer]) => Ok(self.cache(c)?.seq_len(int(s)?, int(layer)?)?.to_string()),
-            ("block_table", [c, s]) => Ok(list(&self.cache(c)?.block_table(int(s)?)?)),
+            ("block_table", [c, s]) => Ok(list(&self.cache(c)?.block_table(int(s)?, 0)?)),
+            ("block_table", [c, s, layer]) => Ok(list(&self.cache(c)?.block_table(int(s)?, int(layer)?)?)),
             ("free", [c, s]) => {
                 self.cache(c)?.free(int(s)?)?;
                 Ok(String::new())
@@ -189,20 +191,35 @@ const VERBS: [&str; 14] = [
 
 // -- fields ------------------------------------------------------------------------------------
 
-/// The options after `new N B L H D`: `prefix_caching` and `sliding_window=W`, in any order, each
-/// at most once; any other word, or one twice, is malformed. W must parse as an integer; its
-/// range is the cache's to check (`invalid_argument`).
+/// The options after `new N B L H D`: `prefix_caching`, `sliding_window=W` and
+/// `layer_windows=X0,...`, in any order, each at most once; any other word, or one twice, is
+/// malformed. W and each X must parse as an integer (an X may be `none`, a full-attention layer;
+/// `-` is the empty list);
+/// their ranges, the count of Xs and whether both options are given are the cache's to check
+/// (`invalid_argument`, in the contract's order).
 fn new_options(words: &[&str], allocation: Allocation) -> Result<Options, Failure> {
-    let usage = || protocol("new N B L H D [prefix_caching] [sliding_window=W]");
+    let usage = || protocol("new N B L H D [prefix_caching] [sliding_window=W] [layer_windows=X0,X1,...]");
     let mut options = Options { allocation, ..Options::default() };
     for &word in words {
         match word.split_once('=') {
             None if word == "prefix_caching" && !options.prefix_caching => options.prefix_caching = true,
             Some(("sliding_window", w)) if options.sliding_window.is_none() => options.sliding_window = Some(int(w)?),
+            Some(("layer_windows", "-")) if options.layer_windows.is_none() => options.layer_windows = Some(Vec::new()),
+            Some(("layer_windows", xs)) if options.layer_windows.is_none() => {
+                options.layer_windows = Some(xs.split(',').map(layer_window).collect::<Result<_, _>>()?);
+            }
             _ => return Err(usage()),
         }
     }
     Ok(options)
+}
+
+/// One layer's window in `layer_windows=`: `none` (full attention) or an integer.
+fn layer_window(text: &str) -> Result<Option<i64>, Failure> {
+    match text {
+        "none" => Ok(None),
+        _ => int(text).map(Some),
+    }
 }
 
 /// A decimal integer with an optional leading `-` that fits in an `i64`: no `+`, no spaces;
@@ -296,7 +313,7 @@ mod tests {
     fn the_worked_transcript_of_protocol_md() {
         replay(
             "> hello 1
-            < ok 1 paged-rust prefix_caching sliding_window
+            < ok 1 paged-rust prefix_caching sliding_window hybrid
             > new 4 2 1 1 2
             < ok 0
             > add_seq 0 0
@@ -342,7 +359,7 @@ mod tests {
     fn the_prefix_caching_transcript_of_protocol_md() {
         replay(
             "> hello 1
-            < ok 1 paged-rust prefix_caching sliding_window
+            < ok 1 paged-rust prefix_caching sliding_window hybrid
             > new 4 2 1 1 1 prefix_caching
             < ok 0
             > add_seq 0 0 7,8,9
@@ -372,7 +389,7 @@ mod tests {
         // every window, its block goes back to the pool and its entry reads -1.
         replay(
             "> hello 1
-            < ok 1 paged-rust prefix_caching sliding_window
+            < ok 1 paged-rust prefix_caching sliding_window hybrid
             > new 2 1 1 1 1 sliding_window=2
             < ok 0
             > add_seq 0 0
@@ -409,12 +426,69 @@ mod tests {
     }
 
     #[test]
+    fn a_hybrid_transcript() {
+        // PagedKVCache(8, 2, 2, 1, 1, layer_windows=(None, 2)) after 3 positions of each layer; the oracle's answers.
+        // block_table names a group by a layer of it (layer 0 without one); bad layer windows are the cache's errors.
+        replay(
+            "> hello 1
+            < ok 1 paged-rust prefix_caching sliding_window hybrid
+            > new 8 2 2 1 1 layer_windows=none,2
+            < ok 0
+            > add_seq 0 0
+            < ok 0
+            > append 0 0 0 1,3,1 1,3,1 3c0040004200 bc00c000c200
+            < ok
+            > append 0 0 1 1,3,1 1,3,1 3c0040004200 bc00c000c200
+            < ok
+            > block_table 0 0 0
+            < ok 0,1
+            > block_table 0 0 1
+            < ok -1,3
+            > block_table 0 0
+            < ok 0,1
+            > gather 0 0 1
+            < ok 1 4200 c200
+            > block_table 0 0 2
+            < err invalid_argument layer 2 is outside 0 .. 1
+            > block_table 0 5 2
+            < err unknown_sequence sequence 5 is not live
+            > new 8 2 2 1 1 prefix_caching layer_windows=4,none
+            < ok 1
+            > new 8 2 2 1 1 layer_windows=none
+            < err invalid_argument layer_windows has 1 entries, one a layer is 2
+            > new 8 2 2 1 1 layer_windows=none,1
+            < err invalid_argument layer_windows[1] must be from 2 to 2^31 - 1, got 1
+            > new 8 2 2 1 1 sliding_window=2 layer_windows=none,2
+            < err invalid_argument sliding_window and layer_windows are both given
+            > new 8 2 2 1 1 sliding_window=1 layer_windows=none,2
+            < err invalid_argument sliding_window must be from 2 to 2^31 - 1, got 1
+            > new 0 2 2 1 1 layer_windows=1
+            < err invalid_argument num_blocks must be at least 1, got 0
+            > new 8 2 2 1 1 layer_windows=-
+            < err invalid_argument layer_windows has 0 entries, one a layer is 2",
+        );
+        let mut d = Driver::new();
+        d.handle("hello 1");
+        for bad in [
+            "new 8 2 2 1 1 layer_windows=",
+            "new 8 2 2 1 1 layer_windows=none,",
+            "new 8 2 2 1 1 layer_windows=None,2",
+            "new 8 2 2 1 1 layer_windows=none,+2",
+            "new 8 2 2 1 1 layer_windows=none,2 layer_windows=none,2",
+            "new 8 2 2 1 1 layer_windows",
+            "block_table 0 0 0 0",
+        ] {
+            assert!(d.handle(bad).0.starts_with("err protocol "), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn malformed_requests_are_protocol_errors() {
         let mut d = Driver::new();
         let mut ask = |line: &str| d.handle(line).0;
         assert!(ask("new 4 2 1 1 2").starts_with("err protocol "), "no hello first");
         assert_eq!(ask("hello 2"), "err protocol unsupported version");
-        assert_eq!(ask("hello 1\r"), "ok 1 paged-rust prefix_caching sliding_window allocation=any");
+        assert_eq!(ask("hello 1\r"), "ok 1 paged-rust prefix_caching sliding_window hybrid allocation=any");
         assert!(ask("hello 1").starts_with("err protocol "), "a second hello");
         for bad in [
             "new 4 2 1 1",

@@ -51,8 +51,13 @@ struct Transcript {
 const RELEASED: i64 = -1;
 
 /// docs/CONTRACT.md's options and their defaults, the profile of a driver that names none.
-const DEFAULTS: [(&str, &str); 4] =
-    [("allocation", "lowest-free"), ("reuse", "free-first"), ("duplicates", "first"), ("registration", "dense")];
+const DEFAULTS: [(&str, &str); 5] = [
+    ("allocation", "lowest-free"),
+    ("reuse", "free-first"),
+    ("duplicates", "first"),
+    ("registration", "dense"),
+    ("freeing", "by-group"),
+];
 
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("PAGED_VECTORS_DIR") {
@@ -180,7 +185,7 @@ impl Renaming {
 fn check(step: &Step, got: &str, renaming: Option<&mut Renaming>) -> Result<(), String> {
     let fields: Vec<&str> = step.request.split(' ').collect();
     let tables = match (renaming, &fields[..], step.expected.split_once(' '), got.split_once(' ')) {
-        (Some(renaming), ["block_table", handle, _], Some(("ok", want)), Some(("ok", have))) => {
+        (Some(renaming), ["block_table", handle, ..], Some(("ok", want)), Some(("ok", have))) => {
             match (handle.parse(), ints(want), ints(have)) {
                 (Ok(handle), Some(want), Some(have)) => Some((renaming, handle, want, have)),
                 _ => None,

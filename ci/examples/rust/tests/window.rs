@@ -8,7 +8,8 @@ use paged_kv::{Allocation, CacheError, Chunk, Options, PagedKVCache, SeqId};
 
 /// A cache of `n` blocks of `b` positions, `l` layers of one head of one value, window `w`.
 fn cache(n: i64, b: i64, l: i64, w: i64, prefix_caching: bool) -> PagedKVCache {
-    let options = Options { prefix_caching, sliding_window: Some(w), allocation: Allocation::LowestFree };
+    let options =
+        Options { prefix_caching, sliding_window: Some(w), allocation: Allocation::LowestFree, ..Options::default() };
     PagedKVCache::with_options(n, b, l, 1, 1, options).unwrap()
 }
 
@@ -28,7 +29,7 @@ fn window(c: &PagedKVCache, seq: SeqId, layer: i64) -> Vec<u16> {
 
 /// The table as the wire writes it: -1 for a released entry.
 fn table(c: &PagedKVCache, seq: SeqId) -> Vec<i64> {
-    c.block_table(seq).unwrap().iter().map(|entry| entry.map_or(-1, i64::from)).collect()
+    c.block_table(seq, 0).unwrap().iter().map(|entry| entry.map_or(-1, i64::from)).collect()
 }
 
 /// (free, used, cached) of `stats()`.
