@@ -30,7 +30,7 @@ from oracle.renaming import BlockNames
 ENGINES = Path(__file__).resolve().parent.parent / "engines"
 
 
-ADAPTERS = ("vllm_v1", "vllm_window", "vllm_window_served", "nano_vllm")
+ADAPTERS = ("vllm_v1", "vllm_window", "vllm_window_served", "vllm_hybrid", "vllm_hybrid_served", "nano_vllm")
 
 
 def wanted() -> set[str]:
@@ -80,8 +80,11 @@ def compare(cache: Any, model: ModelKVCache, names: BlockNames, seen: list[int],
     seen[0] = len(model.ended)
     assert_equal("stats()", cache.stats(), model.stats(), f"stats(), {what}")
     assert_equal("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks(), f"num_free_blocks(), {what}")
+    firsts = [model.group_of.index(g) for g in range(len(model.group_windows))]  # each group's table, by its first layer
     for s in model.tables:
-        assert_no_difference(names.check(f"block_table({s})", cache.block_table(s).tolist(), model.block_table(s).tolist()), f" [block_table({s}), {what}]")
+        for f in firsts:
+            got, want = cache.block_table(s, f).tolist(), model.block_table(s, f).tolist()
+            assert_no_difference(names.check(f"block_table({s}, {f})", got, want), f" [block_table({s}, {f}), {what}]")
         for layer in range(model.n_layers):
             assert_equal(f"seq_len({s}, {layer})", cache.seq_len(s, layer), model.seq_len(s, layer), f"seq_len({s}, {layer}), {what}")
             for name, g, w in zip("kv", cache.gather(s, layer), model.gather(s, layer)):
@@ -102,10 +105,22 @@ def call(cache: Any, model: ModelKVCache, name: str, *args: Any) -> Any:
     return got
 
 
-def session(mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = "shared", window: bool = False) -> None:
+def layer_windows(rng: random.Random, n_layers: int, block_size: int) -> tuple[int | None, ...]:
+    """A hybrid model's windows: a full-attention layer and a windowed one at least, sometimes a second window."""
+    windows: list[int | None] = [None, rng.randint(2, 3 * block_size + 1)]
+    windows += [rng.choice([None, windows[1], rng.randint(2, 3 * block_size + 1)]) for _ in range(n_layers - 2)]
+    rng.shuffle(windows)
+    return tuple(windows)
+
+
+def session(
+    mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = "shared", window: bool = False, hybrid: bool = False
+) -> None:
     rng = random.Random(seed)
-    geometry = (rng.randint(3, 12), rng.choice([1, 2, 3, 4]), rng.randint(1, 3), 1, 2)
-    extra = {"sliding_window": rng.randint(2, 3 * geometry[1] + 1)} if window else {}
+    geometry = (rng.randint(3, 12), rng.choice([1, 2, 3, 4]), rng.randint(2 if hybrid else 1, 3), 1, 2)
+    extra: dict[str, Any] = {"sliding_window": rng.randint(2, 3 * geometry[1] + 1)} if window else {}
+    if hybrid:
+        extra = {"layer_windows": layer_windows(rng, geometry[2], geometry[1])}
     cache = mod.PagedKVCache(*geometry, prefix_caching=prefix, **extra)
     model = ModelKVCache(*geometry, prefix_caching=prefix, profile=parse_profile(mod.PROFILE), **extra)
     names, seen = BlockNames(geometry[0]), [0]
@@ -398,12 +413,38 @@ def test_served_vllm_restarts_a_hits_run_at_an_uncached_block() -> None:
     assert_equal("block_table(2)[0]", c.block_table(2).tolist()[0], -1, "before the run: the window skips it")
 
 
+# -- vLLM's hybrid manager (vllm_hybrid: HybridKVCacheCoordinator; vllm_hybrid_served: with retention 0) ----
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_hybrid_no_prefix_caching_matches_the_oracle(seed: int) -> None:
+    """Random sessions on two or three groups (full attention and windows), every group's table up to renaming."""
+    session(adapter("vllm_hybrid"), seed, prefix=False, hybrid=True)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_hybrid_prefix_caching_matches_the_oracle(seed: int) -> None:
+    """The same with prefix caching and shared prompts: the groups' common hit (vLLM's fixed point), each
+    group's registration, the free order across groups, evictions."""
+    session(adapter("vllm_hybrid"), seed, prefix=True, prompts="shared", hybrid=True)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_hybrid_served_prefix_caching_matches_the_oracle(seed: int) -> None:
+    """vllm_hybrid's 40 prefix sessions under vLLM's served retention 0, against the oracle under registration=replay-tail."""
+    session(adapter("vllm_hybrid_served"), seed, prefix=True, prompts="shared", hybrid=True)
+
+
 # Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.
 for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" not in WANTED]:
     del globals()[_name]
 for _name in [n for n in globals() if n.startswith("test_window_") and "vllm_window" not in WANTED]:
     del globals()[_name]
 for _name in [n for n in globals() if n.startswith("test_served_") and "vllm_window_served" not in WANTED]:
+    del globals()[_name]
+for _name in [n for n in globals() if n.startswith("test_hybrid_") and not n.startswith("test_hybrid_served_") and "vllm_hybrid" not in WANTED]:
+    del globals()[_name]
+for _name in [n for n in globals() if n.startswith("test_hybrid_served_") and "vllm_hybrid_served" not in WANTED]:
     del globals()[_name]
 for _name in [n for n in globals() if n.startswith("test_nano_") and "nano_vllm" not in WANTED]:
     del globals()[_name]
