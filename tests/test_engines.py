@@ -435,6 +435,43 @@ def test_hybrid_served_prefix_caching_matches_the_oracle(seed: int) -> None:
     session(adapter("vllm_hybrid_served"), seed, prefix=True, prompts="shared", hybrid=True)
 
 
+def hybrid_prompts(mod: Any, prompts: list[list[int]], window: int = 3) -> tuple[list[int], list[list[list[int]]]]:
+    """B = 1, layer_windows=(None, window): each prompt added, written and freed in turn; what each was served and,
+    after it, the indexes of its blocks whose key is registered in each group (read from vLLM's hash map)."""
+    c = mod.PagedKVCache(32, 1, 2, 1, 2, prefix_caching=True, layer_windows=(None, window))
+    served, registered = [], []
+    for sid, prompt in enumerate(prompts):
+        served.append(c.add_seq(sid, prompt))
+        for p in range(c.seq_len(sid, 0), len(prompt)):
+            for layer in (0, 1):
+                c.append(sid, layer, *kv(1, float(p)))
+        backend = c._engine
+        hashes = backend.reqs[sid].block_hashes
+        registered.append([[i for i, h in enumerate(hashes) if backend.mgr.block_pool.get_cached_block(h, [g]) is not None] for g in (0, 1)])
+        c.free(sid)
+    return served, registered
+
+
+def test_hybrid_served_vllm_keeps_a_need_run_and_the_junction() -> None:
+    """vLLM's own rule under retention 0 in a hybrid model, measured on its manager (what vllm_hybrid_served.xfails
+    differs from; CONTRACT.md's example, with vLLM's numbers): the full-attention group registers every block; the
+    window group (W = 3, need = 2) the need blocks below (p-1)//B, and below the junction, the full-attention
+    group's hit: S + [4, 5, 6] after S + [1, 2, 3] pins blocks 2, 3, so S + [8, 9, 10] is served 4."""
+    system = [7, 7, 7, 7]
+    served, registered = hybrid_prompts(adapter("vllm_hybrid_served"), [system + [1, 2, 3], system + [4, 5, 6], system + [8, 9, 10]])
+    assert_equal("served", served, [0, 0, 4], "add_seq of S + [1, 2, 3], S + [4, 5, 6], S + [8, 9, 10]")
+    full, windowed = [r[0] for r in registered], [r[1] for r in registered]
+    assert_equal("the full-attention group's registered blocks", full, [list(range(7))] * 3, "after each prompt")
+    assert_equal("the window group's registered blocks", windowed, [[4, 5], [2, 3, 4, 5], [2, 3, 4, 5]], "after each prompt")
+
+
+def test_hybrid_served_vllm_misses_57610() -> None:
+    """#57610 in a hybrid model (B = 1, W = 3): [1, 2, 3, 4, 5, 6] written and freed keeps window blocks 3, 4 only, so
+    [1, 2, 3, 4, 9] is served 0 (the contract's rule: 4; vllm_hybrid, dense: 4)."""
+    prompts = [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 9]]
+    assert_equal("served", hybrid_prompts(adapter("vllm_hybrid_served"), prompts)[0], [0, 0], "add_seq of each prompt")
+
+
 # Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.
 for _name in [n for n in globals() if n.startswith("test_vllm_") and "vllm_v1" not in WANTED]:
     del globals()[_name]
