@@ -416,12 +416,14 @@ def test_served_vllm_restarts_a_hits_run_at_an_uncached_block() -> None:
 # -- vLLM's hybrid manager (vllm_hybrid: HybridKVCacheCoordinator; vllm_hybrid_served: with retention 0) ----
 
 
+@pytest.mark.needs("hybrid")
 @pytest.mark.parametrize("seed", range(25))
 def test_hybrid_no_prefix_caching_matches_the_oracle(seed: int) -> None:
     """Random sessions on two or three groups (full attention and windows), every group's table up to renaming."""
     session(adapter("vllm_hybrid"), seed, prefix=False, hybrid=True)
 
 
+@pytest.mark.needs("hybrid", "prefix_caching")
 @pytest.mark.parametrize("seed", range(40))
 def test_hybrid_prefix_caching_matches_the_oracle(seed: int) -> None:
     """The same with prefix caching and shared prompts: the groups' common hit (vLLM's fixed point), each
@@ -429,6 +431,7 @@ def test_hybrid_prefix_caching_matches_the_oracle(seed: int) -> None:
     session(adapter("vllm_hybrid"), seed, prefix=True, prompts="shared", hybrid=True)
 
 
+@pytest.mark.needs("hybrid", "prefix_caching")
 @pytest.mark.parametrize("seed", range(40))
 def test_hybrid_served_prefix_caching_matches_the_oracle(seed: int) -> None:
     """vllm_hybrid's 40 prefix sessions under vLLM's served retention 0, against the oracle under registration=replay-tail."""
@@ -452,6 +455,7 @@ def hybrid_prompts(mod: Any, prompts: list[list[int]], window: int = 3) -> tuple
     return served, registered
 
 
+@pytest.mark.needs("hybrid", "prefix_caching")
 def test_hybrid_served_vllm_keeps_a_need_run_and_the_junction() -> None:
     """vLLM's own rule under retention 0 in a hybrid model, measured on its manager (what vllm_hybrid_served.xfails
     differs from; CONTRACT.md's example, with vLLM's numbers): the full-attention group registers every block; the
@@ -465,11 +469,20 @@ def test_hybrid_served_vllm_keeps_a_need_run_and_the_junction() -> None:
     assert_equal("the window group's registered blocks", windowed, [[4, 5], [2, 3, 4, 5], [2, 3, 4, 5]], "after each prompt")
 
 
+@pytest.mark.needs("hybrid", "prefix_caching")
 def test_hybrid_served_vllm_misses_57610() -> None:
     """#57610 in a hybrid model (B = 1, W = 3): [1, 2, 3, 4, 5, 6] written and freed keeps window blocks 3, 4 only, so
     [1, 2, 3, 4, 9] is served 0 (the contract's rule: 4; vllm_hybrid, dense: 4)."""
     prompts = [[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 9]]
     assert_equal("served", hybrid_prompts(adapter("vllm_hybrid_served"), prompts)[0], [0, 0], "add_seq of each prompt")
+
+
+@pytest.mark.needs("hybrid", "prefix_caching")
+def test_hybrid_served_vllm_misses_the_extension_boundary() -> None:
+    """B = 1 (every prompt block-aligned), W = 3: [1, 2, 3] written and freed keeps window blocks 0, 1 only (the run
+    below (p-1)//B), so [1, 2, 3, 4] is served 2 (the contract's rule, p//B kept too: 3; vllm_hybrid, dense: 3)."""
+    prompts = [[1, 2, 3], [1, 2, 3, 4]]
+    assert_equal("served", hybrid_prompts(adapter("vllm_hybrid_served"), prompts)[0], [0, 2], "add_seq of each prompt")
 
 
 # Only the adapters under test are collected: an engine's own tests are dropped when it is not wanted.

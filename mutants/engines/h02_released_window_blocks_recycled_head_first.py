@@ -1,0 +1,14 @@
+from mutants import Edit, Mutant
+
+MUTANT = Mutant(
+    id="h02",
+    title="A window group's eagerly released blocks go back head first (the recycling order of #48435)",
+    symptom="blocks a window let go during decode are evicted in the wrong order: a kept tail is recycled before its head",
+    caught_by=(),
+    notes="SlidingWindowManager._remove_blocks_in_range frees its run reversed: #48435 (sessions taking turns, "
+    "eagerly released window tails recycled tail first, hybrid hits falling to 0) is about the order these blocks "
+    "re-enter the one free queue; this plants the other order and asks whether the suite sees it.",
+    edits=(Edit("vllm/v1/core/single_type_kv_cache_manager.py",
+                "        if freed:\n            self.block_pool.free_blocks(freed)\n",
+                "        if freed:\n            self.block_pool.free_blocks(reversed(freed))\n"),),
+)
