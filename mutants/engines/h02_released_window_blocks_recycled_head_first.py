@@ -9,6 +9,8 @@ MUTANT = Mutant(
     "eagerly released window tails recycled tail first, hybrid hits falling to 0) is about the order these blocks "
     "re-enter the one free queue; this plants the other order and asks whether the suite sees it.",
     edits=(Edit("vllm/v1/core/single_type_kv_cache_manager.py",
+                "                break\n            freed.append(blocks[i])\n            blocks[i] = self._null_block\n"
                 "        if freed:\n            self.block_pool.free_blocks(freed)\n",
+                "                break\n            freed.append(blocks[i])\n            blocks[i] = self._null_block\n"
                 "        if freed:\n            self.block_pool.free_blocks(reversed(freed))\n"),),
 )
