@@ -493,7 +493,7 @@ def test_hybrid_served_three_groups_each_hit_with_their_own_window() -> None:
     what else is kept differs as vllm_hybrid_served.xfails lists (#57610's tail, the extension). The random sessions
     draw two windows in about one session in nine, and a hit in them rarely."""
     mod = adapter("vllm_hybrid_served")
-    geometry, windows = (16, 1, 3, 1, 2), (None, 2, 4)
+    geometry, windows = (32, 1, 3, 1, 2), (None, 2, 4)
     cache = mod.PagedKVCache(*geometry, prefix_caching=True, layer_windows=windows)
     model = ModelKVCache(*geometry, prefix_caching=True, layer_windows=windows, profile=parse_profile(mod.PROFILE))
     names = BlockNames(geometry[0])
