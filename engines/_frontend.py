@@ -22,7 +22,9 @@ layer filled it, so the backend registers up to min(lens) // B blocks.
 
 Sliding window (CONTRACT.md, opt-in; only an adapter whose constructor takes `sliding_window`): `gather`
 returns the window's positions, and each append ends with the backend's `release(min(lens))`, after the
-registration; a released table entry is -1, which no write or gather reaches.
+registration; a released table entry is -1, which no write or gather reaches. Hybrid models (vllm_hybrid.py):
+`_group(layer)` gives the layer's group (a view of the backend holding that group's table, its layers, its
+window), and an append, a gather and `block_table` work on that group alone, as above with its layers' lengths.
 """
 
 from __future__ import annotations
@@ -125,11 +127,15 @@ class Frontend:
         sizes = as_sizes(sizes_in, prefix_caching)
         self.sliding_window = as_window(sliding_window)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
+        self._check_more()
         self.prefix_caching = prefix_caching
         shape = (self.num_blocks, self.n_layers, self.n_kv_heads, self.block_size, self.d_head)
         self._k, self._v = zeroed_pools(shape)  # MemoryError when the machine will not give them
         self._engine = self.make_backend(self.num_blocks, self.block_size, prefix_caching)
         self._seqs: dict[int, _Seq] = {}
+
+    def _check_more(self) -> None:
+        """A subclass's own constructor arguments, checked after `sliding_window` and before memory (vllm_hybrid.py)."""
 
     # -- lifecycle
     def close(self) -> None:
@@ -194,11 +200,11 @@ class Frontend:
                 f"sequence {seq_id} has declared {len(seq.tokens)}"
             )
         bs = self.block_size
-        eng = self._engine
+        eng, layers, window = self._group(li)
         table = eng.table(sid)
         first, last = start // bs, (start + count - 1) // bs
         shared = [i for i in range(first, min(last + 1, len(table))) if eng.holders(table[i]) > 1]
-        old_max = max(seq.lens)
+        old_max = max(seq.lens[i] for i in layers)
         new_max = max(old_max, start + count)
         if new_max > old_max:
             # The engine grows its sequence to the longest layer, taking the blocks that needs,
@@ -224,19 +230,21 @@ class Frontend:
             self._v[block, li, :, slot : slot + width] = v16[:, off : off + width]
             pos += width
         seq.lens[li] = start + count
+        shortest = min(seq.lens[i] for i in layers)
         if self.prefix_caching:
-            eng.register(sid, min(seq.lens) // bs * bs)
-        if self.sliding_window is not None:
+            eng.register(sid, shortest // bs * bs)
+        if window is not None:
             # After the write and the registration: the engine lets go of the blocks before every layer's window.
-            eng.release(sid, min(seq.lens))
+            eng.release(sid, shortest)
 
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         seq = self._seq(seq_id)
         li = self._layer(layer)
         length = seq.lens[li]
-        lo = 0 if self.sliding_window is None else max(0, length - self.sliding_window + 1)  # the window's first position
+        eng, _, window = self._group(li)
+        lo = 0 if window is None else max(0, length - window + 1)  # the window's first position
         bs = self.block_size
-        table = self._engine.table(as_int(seq_id, "seq_id"))
+        table = eng.table(as_int(seq_id, "seq_id"))
         first, nb = lo // bs, -(-length // bs)
         blocks = np.array(table[first:nb], dtype=np.intp)
         if (blocks < 0).any():
@@ -250,9 +258,10 @@ class Frontend:
         return out[0], out[1]
 
     # -- inspection
-    def block_table(self, seq_id: int) -> NDArray[np.int32]:
+    def block_table(self, seq_id: int, layer: int = 0) -> NDArray[np.int32]:
         self._seq(seq_id)
-        return np.array(self._engine.table(as_int(seq_id, "seq_id")), dtype=np.int32)
+        eng, _, _ = self._group(self._layer(layer))  # the table of the layer's group (one group: every layer's)
+        return np.array(eng.table(as_int(seq_id, "seq_id")), dtype=np.int32)
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
         seq = self._seq(seq_id)
@@ -277,3 +286,8 @@ class Frontend:
 
     def _layer(self, layer: object) -> int:
         return layer_index(layer, self.n_layers)
+
+    def _group(self, layer: int) -> tuple[Any, range | tuple[int, ...], int | None]:
+        """The layer's group: the backend that holds its table (with one group, the backend itself), the
+        group's layers and its window. vllm_hybrid.py overrides it with one view of its backend a group."""
+        return self._engine, range(self.n_layers), self.sliding_window

@@ -134,17 +134,22 @@ def load() -> types.SimpleNamespace:
     kv_cache_utils.init_none_hash(hash_fn)
 
     def make_manager(num_blocks: int, block_size: int, caching: bool, window: int | None = None,
-                     retention: int | None = None) -> Any:
+                     retention: int | None = None, windows: list[int | None] | None = None) -> Any:
         # One group: full attention, or with a window one SlidingWindowSpec (a SlidingWindowManager under the
         # coordinator). KVCacheConfig's prefix_cache_retention_interval: None (dense registration, every full
         # block), or vllm_window_served.py's 0, the served default (only what hits at replay boundaries and
         # junctions need; vLLM refuses any value but None for a full-attention group).
+        # `windows` (vllm_hybrid.py): one group a window, in that order, None a FullAttentionSpec group; with
+        # two or more, the manager's coordinator is the HybridKVCacheCoordinator.
         dtype = sys.modules["torch"].float16
-        if window is None:
-            spec = FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=dtype)
-        else:
-            spec = SlidingWindowSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=dtype, sliding_window=window)
-        config = KVCacheConfig(num_blocks=num_blocks, kv_cache_tensors=[], kv_cache_groups=[KVCacheGroupSpec(["layer"], spec)],
+
+        def spec(w: int | None) -> Any:
+            if w is None:
+                return FullAttentionSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=dtype)
+            return SlidingWindowSpec(block_size=block_size, num_kv_heads=1, head_size=1, dtype=dtype, sliding_window=w)
+
+        groups = [KVCacheGroupSpec([f"layer.{g}"], spec(w)) for g, w in enumerate([window] if windows is None else windows)]
+        config = KVCacheConfig(num_blocks=num_blocks, kv_cache_tensors=[], kv_cache_groups=groups,
                                prefix_cache_retention_interval=retention)
         return KVCacheManager(
             config, max_model_len=2**62, scheduler_block_size=block_size, hash_block_size=block_size, enable_caching=caching

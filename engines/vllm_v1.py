@@ -88,9 +88,10 @@ class _Request:
 
 class _Backend:
     def __init__(
-        self, num_blocks: int, block_size: int, caching: bool, window: int | None = None, retention: int | None = None
+        self, num_blocks: int, block_size: int, caching: bool, window: int | None = None, retention: int | None = None,
+        windows: list[int | None] | None = None,
     ) -> None:
-        mgr = _v.make_manager(num_blocks + 1, block_size, caching, window, retention)  # vllm_window(_served).py
+        mgr = _v.make_manager(num_blocks + 1, block_size, caching, window, retention, windows)  # vllm_window, vllm_hybrid
         self.mgr, self.pool = Engine(mgr), Engine(mgr.block_pool)  # every call into them counted (engine_calls)
         self.stm = mgr.coordinator.single_type_managers[0]  # its block lists: fields, read and set, not calls
         self.hasher = _v.get_request_block_hasher(block_size, _v.hash_fn)

@@ -214,3 +214,42 @@ def test_a_vector_written_for_other_profile_values_is_not_the_ports() -> None:
     why = written_for_another(vector, Profile())
     assert why is not None and "written for duplicates=keep; the port has duplicates=first" in why
     assert written_for_another(Transcript(meta={"id": "v"}), Profile()) is None
+
+
+# -- registration=replay-tail in a hybrid model (CONTRACT.md, "Profiles": its example) ----------
+
+
+def hybrid_served(prompts: list[list[int]]) -> tuple[list[int], list[list[list[int]]]]:
+    """B = 1, layer_windows=(None, 3), registration=replay-tail: each prompt added, written and freed in turn; what
+    each was served and, after it, the indexes of its blocks registered in each group."""
+    model = ModelKVCache(32, 1, 2, 1, 1, prefix_caching=True, layer_windows=(None, 3), profile=parse("registration=replay-tail"))
+    served, registered = [], []
+    for sid, prompt in enumerate(prompts):
+        served.append(model.add_seq(sid, prompt))
+        for p in range(model.seq_len(sid, 0), len(prompt)):
+            for layer in (0, 1):
+                model.append(sid, layer, *one(p))
+        registered.append([[i for i in range(len(prompt)) if model.registered_block(g, prompt, i) is not None] for g in (0, 1)])
+        model.free(sid)
+    return served, registered
+
+
+def test_replay_tail_in_a_hybrid_model_keeps_need_plus_one_below_each_boundary_and_the_junction() -> None:
+    """The full-attention group registers densely; the window group (need = 2) the need + 1 blocks below (p-1)//B
+    and p//B, and below the junction: the full-attention group's hit at add_seq, read from the keys, nothing kept."""
+    system = [7, 7, 7, 7]
+    served, registered = hybrid_served([system + [1, 2, 3], system + [4, 5, 6], system + [8, 9, 10]])
+    assert served == [0, 0, 4]
+    assert [r[0] for r in registered] == [list(range(7))] * 3
+    assert [r[1] for r in registered] == [[3, 4, 5, 6], [1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6]]
+    assert hybrid_served([[1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 9]])[0] == [0, 4]  # #57610's shape: one block less, not 0
+
+
+def test_replay_tail_in_a_hybrid_model_remembers_no_prompt() -> None:
+    """The junction of a hybrid model is read from the registered keys: the oracle keeps no set of prompts seen, so
+    what it holds is bounded by the pool whatever the number of prompts."""
+    model = ModelKVCache(4, 1, 2, 1, 1, prefix_caching=True, layer_windows=(None, 2), profile=parse("registration=replay-tail"))
+    for sid in range(50):
+        model.add_seq(sid, [sid, sid + 1])
+        model.free(sid)
+    assert model.registration.seen == set() and model.registration.boundaries == {}

@@ -167,7 +167,7 @@ class ModelKVCache:
         self.group_windows = list(dict.fromkeys(windows))  # a group a window, in the order of their first layers
         self.group_of = [self.group_windows.index(w) for w in windows]  # layer -> its group
         self.profile = profile or Profile()
-        self.registration = Registration(self.profile.registration, self.block_size, self.window)  # which full blocks register
+        self.registration = Registration(self.profile.registration, self.block_size, self.group_windows)  # which full blocks register
         self.tokens: dict[int, Layers] = {}  # seq -> layer -> positions
         # group -> seq -> block ids in position order (`tables`: group 0's, every table when there is one group)
         self.group_tables: list[dict[int, list[int]]] = [{} for _ in self.group_windows]
@@ -273,6 +273,15 @@ class ModelKVCache:
             k -= 1
         return [[None if j < self.first_needed(g, k) else self.registered_block(g, tokens, j) for j in range(k)] for g in groups]
 
+    def first_groups_hit(self, tokens: list[int]) -> int:
+        """The hit, in blocks, that the group a hit is looked up in first (a full-attention group if there is one,
+        else group 0) could serve alone: the junction of a hybrid model under registration=replay-tail."""
+        first = self.group_windows.index(None) if None in self.group_windows else 0
+        k = (len(tokens) - 1) // self.block_size
+        while not self.can_serve(first, tokens, k):
+            k -= 1
+        return k
+
     def can_serve(self, group: int, tokens: list[int], k: int) -> bool:
         """Whether the group's keys of the blocks its layers need for the first k blocks are registered: every one
         for full attention; with a window, the last need = ceil((W-1)/B) (all k when k < need)."""
@@ -325,7 +334,7 @@ class ModelKVCache:
         self.declared[sid] = ids if self.prefix_caching else []
         if not self.prefix_caching:
             return 0
-        self.registration.add(sid, ids)
+        self.registration.add(sid, ids, self.first_groups_hit(ids) if len(self.group_windows) > 1 else None)
         for g, blocks in enumerate(self.hit(ids)):
             table, layers = self.group_tables[g][sid], self.layers_of(g)
             for block in blocks:
@@ -425,7 +434,7 @@ class ModelKVCache:
         the profile's `duplicates` says: the new block stays unregistered (first), is registered too
         (keep), or takes the key from the old one (newest), which, held by no one, is then free."""
         bs = self.block_size
-        for i in filter(lambda i: self.registration.keeps(sid, i), indices):
+        for i in filter(lambda i: self.registration.keeps(sid, i, group), indices):
             key = tuple(self.declared[sid][: (i + 1) * bs])
             block = self.group_tables[group][sid][i]
             assert block not in self.registered(), "a block that just became full was written by this sequence alone"

@@ -18,6 +18,14 @@ and below each boundary E the run kept is need + 1 blocks, [E - need - 1, E), so
 diverges inside the last block before E is served one block less, not 0 (#57610, PR #57613).
 Blocks past the prompt (decode) are registered under no boundary. A block left out goes back to the
 pool free, not cached, when its last holder lets go.
+
+In a hybrid model (several groups) each window group keeps its own runs (its own need), and a
+full-attention group registers every full block (vLLM: `reachable_block_mask` is None for it). The
+junction is then what vLLM's `HybridKVCacheCoordinator` computes, and nothing is remembered for it:
+the hit the first group looked up (a full-attention group if there is one) could serve alone, read
+from the registered keys at add_seq (`ModelKVCache.first_groups_hit`), so it is bounded by the pool.
+With one window group there is no other group to read it from, and the keys of every prompt's full
+blocks are kept (`seen`): that rule is not bounded (engines/README.md says what vLLM keeps instead).
 """
 
 from __future__ import annotations
@@ -30,25 +38,31 @@ Key = tuple[int, ...]
 
 
 class Registration:
-    """Under `replay-tail`: each sequence's boundaries, and the keys of every prompt's full blocks so far."""
+    """Under `replay-tail`: each sequence's boundaries, and (one window group) the keys of every prompt's full blocks."""
 
-    def __init__(self, value: str, block_size: int, window: int | None) -> None:
-        self.sparse = value == "replay-tail" and window is not None
+    def __init__(self, value: str, block_size: int, windows: list[int | None]) -> None:
         self.block_size = block_size
-        self.need = 0 if window is None else math.ceil((window - 1) / block_size)
-        self.seen: set[Key] = set()  # the key of each full block of each prompt added so far
+        # group -> the blocks a hit needs before its end (None: every full block registers, as under dense)
+        self.needs = [None if value != "replay-tail" or w is None else math.ceil((w - 1) / block_size) for w in windows]
+        self.sparse = any(n is not None for n in self.needs)
+        self.hybrid = len(windows) > 1
+        self.seen: set[Key] = set()  # one window group: the key of each full block of each prompt added so far
         self.boundaries: dict[int, set[int]] = {}  # seq -> the boundaries E, in blocks, it keeps a run below
 
-    def add(self, sid: int, ids: list[int]) -> None:
-        """add_seq(sid, ids): its boundaries, then its prompt's keys join those a later junction is found in."""
+    def add(self, sid: int, ids: list[int], first_hit: int | None = None) -> None:
+        """add_seq(sid, ids): its boundaries. A hybrid model passes `first_hit`, the junction; with one window
+        group it is found among the keys seen, which this prompt's join."""
         if not self.sparse:
             return
         bs, p = self.block_size, len(ids)
-        junction = 0
-        while junction < (p - 1) // bs and tuple(ids[: (junction + 1) * bs]) in self.seen:
-            junction += 1
+        if first_hit is not None:
+            junction = max(0, first_hit)
+        else:
+            junction = 0
+            while junction < (p - 1) // bs and tuple(ids[: (junction + 1) * bs]) in self.seen:
+                junction += 1
+            self.seen.update(tuple(ids[: (i + 1) * bs]) for i in range(p // bs))
         self.boundaries[sid] = {(p - 1) // bs, p // bs, junction}
-        self.seen.update(tuple(ids[: (i + 1) * bs]) for i in range(p // bs))
 
     def fork(self, parent: int, child: int) -> None:
         if parent in self.boundaries:  # added with prefix caching, under replay-tail
@@ -57,11 +71,12 @@ class Registration:
     def free(self, sid: int) -> None:
         self.boundaries.pop(sid, None)
 
-    def keeps(self, sid: int, index: int) -> bool:
-        """Whether block `index` of the sequence, just full, is registered."""
-        if not self.sparse:
+    def keeps(self, sid: int, index: int, group: int = 0) -> bool:
+        """Whether block `index` of the sequence's table in `group`, just full, is registered."""
+        need = self.needs[group]
+        if need is None:
             return True
-        return any(end - self.need - 1 <= index < end for end in self.boundaries[sid])
+        return any(end - need - 1 <= index < end for end in self.boundaries[sid])
 
     def copy(self) -> Registration:
         """An independent copy (the explorer's copies of the model: oracle.state)."""

@@ -16,7 +16,7 @@ PYTHON_SURFACE = (
 BENCHMARK = "the benchmark measures our Python module, not a driver"
 OWN_ALLOCATOR = "paged's own allocator: no part of the contract"
 WINDOW_TYPE = "a non-integer window has no meaning on the wire (the Python surface)"
-ENGINES = "the engine adapters' tests: run with --impl=vllm_v1, vllm_window, vllm_window_served or nano_vllm, or PAGED_ENGINES=1"
+ENGINES = "the engine adapters' tests: run with --impl=vllm_v1, vllm_window, vllm_window_served, vllm_hybrid, vllm_hybrid_served or nano_vllm, or PAGED_ENGINES=1"
 UNKNOWN_PROFILE = "its profile line names options this suite does not know"  # wire.transcript.written_for_another
 
 

@@ -1,4 +1,4 @@
-"""`python -m mutants --engine vllm|vllm-window|vllm-window-served|nano-vllm`: the engines' field bugs, planted back in a copy of the
+"""`python -m mutants --engine vllm|vllm-window|vllm-window-served|vllm-hybrid|nano-vllm`: the engines' field bugs, planted back in a copy of the
 installed engine, each gated through its adapter (engines/).
 
 The way --rust works for the Rust port, with the engine's installed source in place of ours:
@@ -61,6 +61,8 @@ ENGINES = {
     "vllm-window": Engine("vllm-window", "vllm", "vllm_window", "w"),
     # vLLM's retention bugs (tNN), gated through vllm_window_served (prefix_cache_retention_interval=0)
     "vllm-window-served": Engine("vllm-window-served", "vllm", "vllm_window_served", "t"),
+    # vLLM's hybrid and retention bugs (hNN), gated through vllm_hybrid_served (HybridKVCacheCoordinator, retention 0)
+    "vllm-hybrid": Engine("vllm-hybrid", "vllm", "vllm_hybrid_served", "h"),
 }
 
 
