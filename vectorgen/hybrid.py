@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from oracle.as_impl import OutOfBlocks
-from vectorgen.prefix import prompt_in, random_session
+from vectorgen.prefix import prompt_in, seeded_random
 from vectorgen.script import Script, Vector, chunk, scripted
 from vectorgen.window import decode
 
@@ -280,18 +280,11 @@ VECTORS += [
 
 def hybrid_random(seed: int, windows: tuple[int | None, ...]) -> Vector:
     """Seeded random prompts over 3 tokens, decode steps, forks and frees on two groups."""
-
-    def make() -> Script:
-        s = Script(
-            f"hybrid-random-{seed}", f"seeded random prompts over 3 tokens, decode steps, forks and frees, layer_windows={windows} (seed {seed})",
-            "hybrid prefix-caching random out-of-blocks copy-on-write",
-        )
-        c = s.new(8, 2, 2, 1, 1, prefix_caching=True, layer_windows=windows)
-        random_session(s, c, seed, ["prompt", "prompt", "decode", "decode", "fork", "free"], 8)
-        return s
-
-    make.__name__ = f"hybrid_random_{seed}"
-    return make
+    return seeded_random(
+        f"hybrid-random-{seed}", f"seeded random prompts over 3 tokens, decode steps, forks and frees, layer_windows={windows} (seed {seed})",
+        "hybrid prefix-caching random out-of-blocks copy-on-write", seed, ["prompt", "prompt", "decode", "decode", "fork", "free"], 8,
+        layer_windows=windows,
+    )
 
 
 VECTORS += [hybrid_random(seed, windows) for seed, windows in ((1, (None, 2)), (2, (3, None)))]

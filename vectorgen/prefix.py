@@ -288,16 +288,25 @@ def random_session(s: Script, c: Any, seed: int, ops: list[str], longest_tail: i
         s.observe(c, live)
 
 
-def prefix_random(seed: int) -> Vector:
-    """Seeded random prompts over 3 tokens, decode steps, forks and frees."""
+def seeded_random(vid: str, what: str, flags: str, seed: int, ops: list[str], longest_tail: int, **options: Any) -> Vector:
+    """A vector of `random_session` on a new cache of 8 blocks, B = 2, L = 2, H = D = 1, prefix caching and
+    `options` (a window, the layers' windows): the random vector of each family that has one."""
 
     def make() -> Script:
-        s = Script(f"prefix-random-{seed}", f"seeded random prompts over 3 tokens, decode steps, forks and frees (seed {seed})", "prefix-caching random out-of-blocks copy-on-write")
-        random_session(s, s.new(8, 2, 2, 1, 1, prefix_caching=True), seed, ["prompt", "prompt", "decode", "fork", "free"], 6)
+        s = Script(vid, what, flags)
+        random_session(s, s.new(8, 2, 2, 1, 1, prefix_caching=True, **options), seed, ops, longest_tail)
         return s
 
-    make.__name__ = f"prefix_random_{seed}"
+    make.__name__ = vid.replace("-", "_")
     return make
+
+
+def prefix_random(seed: int) -> Vector:
+    """Seeded random prompts over 3 tokens, decode steps, forks and frees."""
+    return seeded_random(
+        f"prefix-random-{seed}", f"seeded random prompts over 3 tokens, decode steps, forks and frees (seed {seed})",
+        "prefix-caching random out-of-blocks copy-on-write", seed, ["prompt", "prompt", "decode", "fork", "free"], 6,
+    )
 
 
 VECTORS += [prefix_random(seed) for seed in (1, 2)]

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 
 from oracle.as_impl import OutOfBlocks
-from vectorgen.prefix import prompt_in, random_session
+from vectorgen.prefix import prompt_in, seeded_random
 from vectorgen.script import Script, Vector, chunk, scripted
 
 VECTORS: list[Vector] = []
@@ -248,18 +248,11 @@ VECTORS += [geometry(b, w, caching) for b, w in ((1, 2), (2, 2), (3, 2), (2, 5),
 
 def window_random(seed: int, window: int) -> Vector:
     """Seeded random prompts over 3 tokens, decode steps, forks and frees, with a window of `window`."""
-
-    def make() -> Script:
-        s = Script(
-            f"window-random-{seed}", f"seeded random prompts over 3 tokens, decode steps, forks and frees, W = {window} (seed {seed})",
-            "sliding-window prefix-caching random out-of-blocks copy-on-write",
-        )
-        c = s.new(8, 2, 2, 1, 1, prefix_caching=True, sliding_window=window)
-        random_session(s, c, seed, ["prompt", "prompt", "decode", "decode", "fork", "free"], 8)
-        return s
-
-    make.__name__ = f"window_random_{seed}"
-    return make
+    return seeded_random(
+        f"window-random-{seed}", f"seeded random prompts over 3 tokens, decode steps, forks and frees, W = {window} (seed {seed})",
+        "sliding-window prefix-caching random out-of-blocks copy-on-write", seed, ["prompt", "prompt", "decode", "decode", "fork", "free"], 8,
+        sliding_window=window,
+    )
 
 
 VECTORS += [window_random(seed, window) for seed, window in ((1, 2), (2, 3), (3, 5))]
