@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from oracle.as_impl import OutOfBlocks
 from vectorgen.prefix import prompt_in, seeded_random
 from vectorgen.script import Script, Vector, chunk, scripted
-from vectorgen.window import decode
+from vectorgen.window import decode, fork_and_decode
 
 VECTORS: list[Vector] = []
 
@@ -251,20 +250,7 @@ def session(block: int, windows: tuple[int | None, ...], caching: bool) -> Vecto
         s = Script(vid, comment, flags)
         c = s.new(24, block, layers, 1, 1, prefix_caching=caching, layer_windows=windows)
         prompt = [1 + i % 3 for i in range(3 * block + 1)]
-        try:
-            prompt_in(s, c, 0, prompt, layers, 1000, dims=1)
-            c.fork(0, 1)
-            for seq in (0, 1):
-                c.extend(seq, [seq] * 3)
-                decode(s, c, seq, layers, 3, 1100 + 100 * seq)
-            prompt_in(s, c, 2, prompt + [0], layers, 1300, dims=1)
-            c.free(0)
-            s.observe(c, [1, 2])
-            c.free(1)
-            c.free(2)
-            s.observe(c, [])
-        except OutOfBlocks:
-            raise AssertionError(f"{vid}: the session was written to fit its pool") from None
+        fork_and_decode(s, c, vid, prompt, layers, third_decodes=False)
         return s
 
     make.__name__ = vid.replace("-", "_")

@@ -207,6 +207,29 @@ def window_missing_key(s: Script) -> None:
     s.observe(c, [0, 1, 2, 3])
 
 
+def fork_and_decode(s: Script, c: Any, vid: str, prompt: list[int], layers: int, third_decodes: bool) -> None:
+    """On cache c: `prompt` as sequence 0, a fork 1, decode steps layer by layer on both, the prompt and one more
+    token as sequence 2 (with `third_decodes`, decode steps on it after 0 is freed), frees; every observable after
+    each step. The session is written to fit its pool: OutOfBlocks is a bug of the vector."""
+    try:
+        prompt_in(s, c, 0, prompt, layers, 1000, dims=1)
+        c.fork(0, 1)
+        for seq in (0, 1):
+            c.extend(seq, [seq] * 3)
+            decode(s, c, seq, layers, 3, 1100 + 100 * seq)
+        prompt_in(s, c, 2, prompt + [0], layers, 1300, dims=1)
+        c.free(0)
+        s.observe(c, [1, 2])
+        if third_decodes:
+            c.extend(2, [5, 5])
+            decode(s, c, 2, layers, 2, 1400)
+        c.free(1)
+        c.free(2)
+        s.observe(c, [])
+    except OutOfBlocks:
+        raise AssertionError(f"{vid}: the session was written to fit its pool") from None
+
+
 def geometry(block: int, window: int, caching: bool) -> Vector:
     """A decode session on B = block, W = window, two layers: a shared prompt, a fork, decode steps layer by layer,
     frees; every observable after each step."""
@@ -220,22 +243,7 @@ def geometry(block: int, window: int, caching: bool) -> Vector:
         s = Script(vid, comment, flags)
         c = s.new(12, block, 2, 1, 1, prefix_caching=caching, sliding_window=window)
         prompt = [1 + i % 3 for i in range(2 * block + window)]
-        try:
-            prompt_in(s, c, 0, prompt, 2, 1000, dims=1)
-            c.fork(0, 1)
-            for seq in (0, 1):
-                c.extend(seq, [seq] * 3)
-                decode(s, c, seq, 2, 3, 1100 + 100 * seq)
-            prompt_in(s, c, 2, prompt + [0], 2, 1300, dims=1)
-            c.free(0)
-            s.observe(c, [1, 2])
-            c.extend(2, [5, 5])
-            decode(s, c, 2, 2, 2, 1400)
-            c.free(1)
-            c.free(2)
-            s.observe(c, [])
-        except OutOfBlocks:
-            raise AssertionError(f"{vid}: the session was written to fit its pool") from None
+        fork_and_decode(s, c, vid, prompt, 2, third_decodes=True)
         return s
 
     make.__name__ = vid.replace("-", "_")
