@@ -334,7 +334,8 @@ class ModelKVCache:
         self.declared[sid] = ids if self.prefix_caching else []
         if not self.prefix_caching:
             return 0
-        self.registration.add(sid, ids, self.first_groups_hit(ids) if len(self.group_windows) > 1 else None)
+        hybrid_junction = self.registration.sparse and len(self.group_windows) > 1  # only replay-tail reads it
+        self.registration.add(sid, ids, self.first_groups_hit(ids) if hybrid_junction else None)
         for g, blocks in enumerate(self.hit(ids)):
             table, layers = self.group_tables[g][sid], self.layers_of(g)
             for block in blocks:

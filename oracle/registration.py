@@ -45,7 +45,6 @@ class Registration:
         # group -> the blocks a hit needs before its end (None: every full block registers, as under dense)
         self.needs = [None if value != "replay-tail" or w is None else math.ceil((w - 1) / block_size) for w in windows]
         self.sparse = any(n is not None for n in self.needs)
-        self.hybrid = len(windows) > 1
         self.seen: set[Key] = set()  # one window group: the key of each full block of each prompt added so far
         self.boundaries: dict[int, set[int]] = {}  # seq -> the boundaries E, in blocks, it keeps a run below
 
