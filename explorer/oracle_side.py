@@ -61,8 +61,9 @@ def model_tables(model: ModelKVCache, live: Sequence[int], group_layers: Sequenc
     return out
 
 
-def observations(model: ModelKVCache) -> list[tuple[str, tuple[Any, ...]]]:
-    """The calls that observe a state, in the order the explorer makes them."""
+def observations(model: ModelKVCache, group_layers: Sequence[int]) -> list[tuple[str, tuple[Any, ...]]]:
+    """The calls that observe a state, in the order the explorer makes them (`group_layers`: the geometry's
+    first layer of each group after group 0)."""
     if model.closed:
         return [("stats", ()), ("num_free_blocks", ())]
     out: list[tuple[str, tuple[Any, ...]]] = [("stats", ()), ("num_free_blocks", ())]
@@ -70,8 +71,7 @@ def observations(model: ModelKVCache) -> list[tuple[str, tuple[Any, ...]]]:
         out.append(("block_table", (s,)))
         for layer in range(model.n_layers):
             out += [("seq_len", (s, layer)), ("gather", (s, layer))]
-    firsts = [model.group_of.index(g) for g in range(1, len(model.group_windows))]  # a hybrid model's other tables
-    out += [("block_table", (s, layer)) for s in sorted(model.tables) for layer in firsts]
+    out += [("block_table", (s, layer)) for s in sorted(model.tables) for layer in group_layers]  # other groups' tables
     return out
 
 

@@ -80,7 +80,7 @@ class Failure:
                     getattr(target, method)(*args)
                 except Exception:  # noqa: BLE001 - refused calls are part of the trace
                     pass
-        for method, args in observations(model):
+        for method, args in observations(model, g.group_layers):
             try:
                 getattr(cache, method)(*args)
             except Exception:  # noqa: BLE001
