@@ -94,8 +94,8 @@ def parse_shape(text: str) -> tuple[int, ...]:
 # `new`'s options after the five sizes (docs/PROTOCOL.md): each a keyword of the constructor, and the
 # capability word a driver announces when it takes it. `prefix_caching` is a bare word, `sliding_window=W`
 # carries its value, `layer_windows=X0,X1,...` one entry a layer (a decimal W, or `none` for full attention).
-NEW_OPTIONS = ("prefix_caching", "sliding_window", "layer_windows")
 CAPABILITY = {"prefix_caching": "prefix_caching", "sliding_window": "sliding_window", "layer_windows": "hybrid"}
+NEW_OPTIONS = tuple(CAPABILITY)
 NEW_FORM = "new N B L H D [prefix_caching] [sliding_window=W] [layer_windows=X,...]"
 FULL_ATTENTION = "none"  # a full-attention layer's entry in layer_windows=
 
