@@ -148,7 +148,6 @@ class PagedKVCache:
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
         self._k, self._v = zeroed_pools(shape)  # MemoryError when the machine will not give them
         windows = [window] * self.n_layers if given is None else given  # each layer's (sliding_window: every layer's)
-        self.window = windows[0] if len(set(windows)) == 1 else None  # the window of every layer, if they share one
         self._groups = make_groups(windows, self.block_size, prefix_caching)
         self._group_of = [0] * self.n_layers  # layer -> the index of its group
         for gi, group in enumerate(self._groups):
