@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from .allocator import BlockAllocator
 from .checks import as_chunk, as_int, as_layer_windows, as_sizes, as_tokens, as_window, layer_index, live, zeroed_pools
 from .errors import OutOfBlocks
-from .groups import Group, make_groups
+from .groups import make_groups
 from .prefix import Node, PrefixIndex
 
 # One stretch of positions within a sequence: (index in its table of the first block, first

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from tests import harness
-from tests import skips
 from tests.assertions import assert_equal, assert_raises, assert_same_bits, assert_served, same_bits
 from tests.harness import assert_matches_model
 from oracle import ContiguousKVCache, ToyDecoder

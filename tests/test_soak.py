@@ -22,7 +22,6 @@ import pytest
 
 from tests import harness
 from tests.assertions import assert_equal, assert_raises, assert_served, assert_table
-from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from tests.strategies import make_chunk
 
