@@ -19,7 +19,7 @@ one across them all. The parts: `alphabet.py` (geometries, the calls tried, the 
 `oracle.state`'s), `ports.py` and `driver_port.py` (a Python module, each state's cache made by
 replaying its calls on a fresh cache, so state kept outside the cache object is made too (opt-in:
 copies pickled by `faithful.py` and checked against replays); a driver, a cache per state by handle,
-its calls replayed likewise, its requests sent ahead by `wire.ahead`), `walk.py`, `messages.py` (what differs,
+its calls replayed likewise, its requests sent ahead by `wire.process`), `walk.py`, `messages.py` (what differs,
 in the one format) and `report.py` (the verdict). docs/EXHAUSTIVE.md has the cost and the limits.
 It is no part of the protocol: it drives one (`wire`), and the oracle.
 """

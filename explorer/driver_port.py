@@ -9,7 +9,7 @@ import numpy as np
 
 from oracle.model import ModelKVCache
 from oracle.state import gather_bits, positions
-from wire.ahead import Batch
+from wire.process import Batch
 from wire.codec import call_fields, format_stats, new_fields, parse_list
 
 from .alphabet import GEOMETRIES, Geometry
@@ -26,7 +26,7 @@ class DriverPort:
     (written together, answered in order), and answers are compared as text."""
 
     def __init__(self, spec: str, timeout: float = 30.0) -> None:
-        from wire.client import DriverProcess
+        from wire.process import DriverProcess
 
         self.spec = spec
         self.process = DriverProcess(spec[len("exec:") :].strip(), timeout)
@@ -50,19 +50,19 @@ class DriverPort:
         return self.collect(self.send(lines))
 
     def send(self, lines: list[str]) -> Ticket:
-        """Write the lines (with the closes queued before them) ahead of their answers (`wire.ahead.Ahead`):
+        """Write the lines (with the closes queued before them) ahead of their answers (`wire.process.Ahead`):
         the driver answers while the explorer goes on. The ticket: the batch, and how many closes lead it."""
         closing: list[str] = self.shared["closing"]
         if self.process.dead:
             raise RuntimeError(f"driver {self.spec!r} is no longer usable ({self.process.dead})")
-        ticket = self.process.ahead.write(closing + lines), len(closing)
+        ticket = self.process.write_ahead(closing + lines), len(closing)
         closing.clear()
         return ticket
 
     def collect(self, ticket: Ticket) -> list[str]:
         """The answers to a ticket's lines, in order (the closes' left out)."""
         batch, closes = ticket
-        return self.process.ahead.answers(batch)[closes:]
+        return self.process.answers_to(batch)[closes:]
 
     def new_line(self, g: Geometry) -> tuple[str, int]:
         handle: int = self.shared["handles"]

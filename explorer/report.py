@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from wire.client import DEFAULT_TIMEOUT
+from wire.process import DEFAULT_TIMEOUT
 from wire.codec import format_layer_windows
 
 from .alphabet import describe
@@ -81,7 +81,8 @@ def shortness(results: Sequence[Result]) -> tuple[str, str]:
 def replay_text(transcript: Any, impl: str, profile: Any, timeout: float = DEFAULT_TIMEOUT) -> str:
     """Replay a transcript against impl under the profile under test (block tables up to a renaming under
     allocation=any): the requests up to the first answer that differs, and how it differs; or that none does."""
-    from wire.client import DriverError, Session
+    from wire.process import DriverError
+    from wire.replay import Session
     from wire.diff import shorten
 
     try:

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 import oracle.as_impl
 from oracle.profile import Profile
-from wire.client import DriverError, DriverProcess, ExecImpl, RefusedAhead, Replayer, replay_fresh
+from wire.process import DriverError, DriverProcess, RefusedAhead
+from wire.remote import ExecImpl
+from wire.replay import Replayer, replay_fresh
 from oracle.id_renaming import BlockNames
 from wire.codec import ProtocolError, call_fields, format_list, format_payload, new_fields, parse_int, parse_list, parse_payload
 from wire.server import Dispatcher

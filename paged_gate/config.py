@@ -19,11 +19,11 @@ from typing import Mapping
 
 from oracle.profile import Profile
 from oracle.profile import parse as parse_profile
-from wire.client import DEFAULT_TIMEOUT
+from wire.process import DEFAULT_TIMEOUT
 
 #: The numeric settings' defaults, as the documents give them (meta_tests/test_documents.py checks them).
 DEFAULTS: dict[str, float] = {
-    "PAGED_DRIVER_TIMEOUT": DEFAULT_TIMEOUT,  # seconds a driver has for each answer (wire.client's own default)
+    "PAGED_DRIVER_TIMEOUT": DEFAULT_TIMEOUT,  # seconds a driver has for each answer (wire.process's own default)
     "PAGED_SHRINK_SECONDS": 20,  # the gate's limit on shrinking one failure (Hypothesis's own is 300 s)
     "PAGED_EXPLORE_SECONDS": 30,  # the gate's explorer run, for a shortest failing sequence
     "PAGED_START_SECONDS": 120,  # to import a module, or start a driver and have its hello

@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from wire.client import MISSING_CAPABILITY
+from wire.replay import MISSING_CAPABILITY
 from wire.transcript import read
 
 from paged_gate.config import Config

@@ -28,7 +28,7 @@ from paged_gate.options import Options
 from paged_gate.supervise import Channel
 from paged_gate.transcripts import keep, replay_files
 from paged_gate.verdict import Scope, Step, not_run
-from wire.client import DriverError
+from wire.process import DriverError
 
 QUICK_DEPTH = 3  # the explorer's depth in the whole gate, on its quick geometries (explorer/alphabet.py): 4 s through the Rust driver on 2 cores at load 11 to 15 (docs/EXHAUSTIVE.md)
 

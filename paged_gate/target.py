@@ -1,6 +1,6 @@
 """The implementation under test: reaching it once (a module imported, a driver's hello), and what it
 announces there: the profile it declares and the optional parts of the contract it has. A driver's first
-hello is recorded (`wire.client.first_hello`): every later session must announce the same.
+hello is recorded (`wire.process.first_hello`): every later session must announce the same.
 
 It runs in the gate's worker process (`supervise`): a module that exits or crashes on import ends that
 process, and the supervisor says so; an exception, SystemExit included, is caught here and named.
@@ -12,7 +12,8 @@ import importlib
 from types import ModuleType
 from dataclasses import dataclass
 
-from wire.client import DriverError, Session, first_hello
+from wire.process import DriverError, first_hello
+from wire.replay import Session
 from wire.server import capabilities as module_capabilities
 from wire.server import profile_words
 

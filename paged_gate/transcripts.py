@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from oracle.profile import Profile
-from wire.client import DEFAULT_TIMEOUT, DriverError, Replayer, replay_fresh
+from wire.process import DEFAULT_TIMEOUT, DriverError
+from wire.replay import Replayer, replay_fresh
 from wire.codec import ProtocolError
 from wire.transcript import Transcript, read
 

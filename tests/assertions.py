@@ -83,7 +83,7 @@ def assert_table(what: str, got: Any, want: Any, num_blocks: int, call: str) -> 
 def assert_served(got: Any, want: int, call: str) -> None:
     """add_seq's answer: an `int` (not None, not a bool, not a NumPy integer) and the oracle's, the positions
     served from the cache (0 with prefix caching off). The suite's one check of it: every add_seq it makes
-    on the cache under test is checked here (or, sent ahead to a driver, by `wire.client` with the oracle's
+    on the cache under test is checked here (or, sent ahead to a driver, by `wire.remote` with the oracle's
     answer)."""
     __tracebackhide__ = True
     assert_equal(f"type({call})", type(got).__name__, "int", call)

@@ -4,7 +4,7 @@ Tests reach the cache only through `impl()` and its public calls, so the same su
 any port. The run's settings (a `paged_gate.config.Config`) come from the suite's plugin
 (tests/plugins/implementation.py: `configure`, once, at the start): `--impl` (or PAGED_IMPL) names either a Python module exporting PagedKVCache and
 OutOfBlocks, or `exec:CMD`, a driver program in any language speaking docs/PROTOCOL.md,
-wrapped by `wire.client` as such a module. Never reads a private attribute.
+wrapped by `wire.remote` as such a module. Never reads a private attribute.
 
 With `--transcript PATH`, every call the tests make is recorded as a request line, and the
 first failing test's calls (for a Hypothesis test, those of its last, shrunk example) are
@@ -29,7 +29,8 @@ from oracle.profile import Profile, hint
 from oracle.profile import parse as parse_profile
 from paged_gate.config import Config
 from tests.oracle_ids import OracleIdsImpl
-from wire.client import ExecImpl, RemoteKVCache, Replayer
+from wire.remote import ExecImpl, RemoteKVCache
+from wire.replay import Replayer
 from wire.record import Recorder
 from paged_gate.target import module_parts
 
@@ -143,7 +144,7 @@ def group_layers(model: ModelKVCache) -> list[int]:
 
 def replayer() -> Replayer:
     """What replays transcripts (the vectors) against the implementation under test: for a driver, one
-    session for many of them (`wire.client.Replayer`)."""
+    session for many of them (`wire.replay.Replayer`)."""
     name = impl_name()
     if name not in _run.replayers:
         _run.replayers[name] = Replayer(name, _run.config.driver_timeout)

@@ -4,7 +4,7 @@ ranges) and test_widths.py (the `range-*` vectors).
 
 Each vector is a transcript written by `ci/vectors/generate` from the oracle's answers; it is
 replayed as in a fresh session (the Python module served in-process the way `python -m
-wire.driver` serves it; a driver, one session for many vectors, renumbered: `wire.client.Replayer`),
+wire.driver` serves it; a driver, one session for many vectors, renumbered: `wire.replay.Replayer`),
 and the first answer that does not match fails the test, saying what differs. A vector whose
 answers depend on a profile option names its values (`# profile:`); the one written for the port's values is replayed, the others are skipped.
 Under allocation=any, tables match up to a renaming of block ids.

@@ -6,7 +6,7 @@ request a driver would be sent, by the recorder of the gate's failure files
 (`wire.record.Recorder`). When a step fails, `WireReport.annotate` adds a note to the
 exception: those requests with the oracle's answers (docs/PROTOCOL.md "Transcripts"), up to
 the first answer that differs when they are replayed in a fresh session of the implementation
-(`wire.client.replay_fresh`, as `ci/gate --replay` does), then that answer. Hypothesis adds
+(`wire.replay.replay_fresh`, as `ci/gate --replay` does), then that answer. Hypothesis adds
 its notes (the steps in Python rule names) after this one, so a port author reads the wire's
 form first. The whole transcript is written to a temporary folder (one a process), to replay alone.
 
@@ -26,7 +26,8 @@ from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 
 from tests import harness
-from wire.client import DriverError, replay_fresh
+from wire.process import DriverError
+from wire.replay import replay_fresh
 from wire.codec import ProtocolError
 from wire.diff import shorten
 from wire.record import Recorder

@@ -26,7 +26,8 @@ from oracle.profile import parse as parse_profile
 from paged_gate.config import Config
 from tests import harness, skips
 from tests.plugins.hypothesis_patches import limit_shrinking
-from wire.client import first_hello, missing_capability
+from wire.process import first_hello
+from wire.replay import missing_capability
 
 PYTHON_SURFACE = skips.PYTHON_SURFACE
 
