@@ -27,12 +27,14 @@ It is no part of the protocol: it drives one (`wire`), and the oracle.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from typing import Any, Callable, Iterable, Sequence
 
 from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, HYBRID_GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
 from .oracle_side import TableCheck, exact_tables, new_model, parse_profile, tables_up_to_renaming
-from .ports import ModulePort, UnfaithfulCopy, each_copy, port_for, snapshots
+from .driver_port import DriverPort
+from .ports import ModulePort, UnfaithfulCopy, each_copy, snapshots
 from .report import guarantee, replay_text, report, summary, walked
 from .walk import Failure, Level, Result, check_path, interleave
 
@@ -42,6 +44,14 @@ __all__ = [
     "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
     "port_for", "tables_up_to_renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "walked", "windowed",
 ]
+
+
+def port_for(spec: str) -> ModulePort | DriverPort:
+    """`exec:CMD` is a driver (a DriverPort); anything else names a Python module (a ModulePort).
+    It lives here so that ports.py and driver_port.py need not import each other."""
+    if spec.startswith("exec:"):
+        return DriverPort(spec)
+    return ModulePort(importlib.import_module(spec))
 
 
 def explore(

@@ -203,14 +203,3 @@ class ModulePort:
 
     def stop(self) -> None:
         pass
-
-
-def port_for(spec: str) -> Any:
-    """`exec:CMD` is a driver (a DriverPort); anything else names a Python module (a ModulePort)."""
-    if spec.startswith("exec:"):
-        from .driver_port import DriverPort
-
-        return DriverPort(spec)
-    import importlib
-
-    return ModulePort(importlib.import_module(spec))
