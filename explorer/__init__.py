@@ -30,6 +30,8 @@ import dataclasses
 import importlib
 from typing import Any, Callable, Iterable, Sequence
 
+from oracle.profile import Profile
+
 from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, HYBRID_GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
 from .oracle_side import TableCheck, exact_tables, new_model, parse_profile, tables_up_to_renaming
@@ -59,14 +61,14 @@ def explore(
     g: Geometry,
     depth: int,
     *,
-    profile: Any = None,
+    profile: Profile | None = None,
     check_tables: TableCheck | None = None,
     time_limit: float | None = None,
     progress: Callable[[Level], None] | None = None,
     tree_depth: int | None = None,
 ) -> Result:
     """Walk one geometry to `depth` (every sequence of accepted calls to its tree depth, or `tree_depth`);
-    stop at the first failure, once the same calls fail on a fresh cache too. `profile`: a Profile or its text."""
+    stop at the first failure, once the same calls fail on a fresh cache too. `profile`: None for the default."""
     report_level = None if progress is None else (lambda _g, level: progress(level))
     (result,) = interleave(port, [g], depth, tree_depth, parse_profile(profile), check_tables, time_limit, report_level)
     return result
@@ -77,7 +79,7 @@ def run(
     depth: int,
     geometries: Iterable[Geometry] = EVERY_GEOMETRY,
     *,
-    profile: str | None = None,
+    profile: Profile | None = None,
     check_tables: TableCheck | None = None,
     time_limit: float | None = None,
     progress: Callable[[Geometry, Level], None] | None = None,
@@ -113,6 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import json
     import sys
 
+    from oracle.profile import ProfileError
+    from oracle.profile import parse as parse_text
+
     parser = argparse.ArgumentParser(prog="python -m explorer", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--impl", default="paged", help="a Python module, or exec:CMD for a driver (default paged)")
     parser.add_argument("--depth", type=int, default=6, help="every model state within K calls (default 6)")
@@ -127,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sliding-window", type=int, default=None, metavar="W",
                         help="make the oracle and the implementation with sliding_window=W on every base geometry, instead of the window's own")
     args = parser.parse_args(argv)
+    try:
+        profile = parse_text(args.profile or "")  # the edge: --profile's text
+    except ProfileError as exc:
+        parser.error(f"--profile: {exc}")
     geometries = [EVERY_GEOMETRY[i] for i in args.geometry] if args.geometry else [g for g in EVERY_GEOMETRY if g.quick or not args.quick]
     if args.sliding_window is not None:
         geometries = windowed([g for g in geometries if g.sliding_window is None], args.sliding_window)
@@ -135,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.quiet:
             print(f"  {g}: depth {level.depth}: {level.states:,} states, {level.sequences:,} sequences, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True)
 
-    results = run(args.impl, args.depth, geometries, profile=args.profile, time_limit=args.time_limit, progress=progress, tree_depth=args.tree_depth)
+    results = run(args.impl, args.depth, geometries, profile=profile, time_limit=args.time_limit, progress=progress, tree_depth=args.tree_depth)
     if not results:
         needs = sorted(set().union(*(g.needs for g in geometries)))
         print(f"nothing walked: each geometry chosen needs a capability {args.impl} does not announce (they need {', '.join(needs)})")

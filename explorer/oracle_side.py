@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from oracle.model import ModelKVCache
-from oracle.profile import Profile, parse
+from oracle.profile import Profile
 from oracle.id_renaming import BlockNames
 from wire.diff import list_difference
 
@@ -27,9 +27,14 @@ def new_model(g: Geometry, profile: Profile) -> ModelKVCache:
     return ModelKVCache(*g.sizes, profile=profile, **g.options)
 
 
-def parse_profile(text: str | Profile | None) -> Profile:
-    """`OPTION=VALUE,...` (docs/CONTRACT.md, Profiles) as a Profile; a Profile as it is."""
-    return text if isinstance(text, Profile) else parse(text or "")
+def parse_profile(profile: Profile | str | None) -> Profile:
+    """A Profile as it is; None (or "") the default profile. The explorer parses no profile's text: its
+    callers parse theirs at their edge (oracle.profile.parse), and text here is a TypeError."""
+    if isinstance(profile, Profile):
+        return profile
+    if profile:
+        raise TypeError(f"the profile {profile!r} as text: the explorer takes a Profile (oracle.profile.parse it at the edge)")
+    return Profile()
 
 
 def error_kind(exc: BaseException, out_of_blocks: type[BaseException]) -> str:

@@ -24,6 +24,7 @@ from explorer.ports import UnfaithfulCopy
 from oracle import ModelKVCache, state
 from wire.server import Dispatcher
 from wire.transcript import parse, replay
+from oracle.profile import Profile
 
 pytestmark = pytest.mark.exhaustive
 EXAMPLES = Path(__file__).resolve().parent.parent / "ci" / "examples"
@@ -300,7 +301,7 @@ def test_allocation_any_compares_tables_up_to_a_renaming() -> None:
     module = SimpleNamespace(PagedKVCache=_Renamed, OutOfBlocks=paged.OutOfBlocks, __name__="renamed")
     exact = explorer.explore(explorer.ModulePort(module), BASE, 3)
     assert exact.failure is not None and exact.failure.what.startswith("block_table(0)[0]=2, but should be 0 [block_table(0), after "), exact.failure
-    renamed = explorer.explore(explorer.ModulePort(module), BASE, 4, profile="allocation=any")
+    renamed = explorer.explore(explorer.ModulePort(module), BASE, 4, profile=Profile(allocation="any"))
     assert renamed.failure is None
     # Canonical keys merge states that differ only by their block ids: never more states than exact ones.
     assert renamed.states <= explorer.explore(explorer.ModulePort(paged), BASE, 4).states
@@ -330,7 +331,7 @@ def test_the_replay_under_allocation_any_blames_the_data_not_the_ids(tmp_path: P
     module = SimpleNamespace(PagedKVCache=_RenamedAndStale, OutOfBlocks=paged.OutOfBlocks, __name__="renamed_and_stale")
     sys.modules["renamed_and_stale"] = module  # type: ignore[assignment]
     try:
-        results = explorer.run("renamed_and_stale", 4, [BASE], profile="allocation=any")
+        results = explorer.run("renamed_and_stale", 4, [BASE], profile=Profile(allocation="any"))
         ok, lines = explorer.report(results, "renamed_and_stale", str(tmp_path / "t.txt"))
     finally:
         del sys.modules["renamed_and_stale"]

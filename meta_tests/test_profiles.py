@@ -203,7 +203,7 @@ class _ShiftedIds(paged.PagedKVCache):
 
 def test_the_explorer_refuses_ids_outside_the_pool_under_allocation_any() -> None:
     module = SimpleNamespace(PagedKVCache=_ShiftedIds, OutOfBlocks=paged.OutOfBlocks, __name__="shifted")
-    result = explorer.explore(explorer.ModulePort(module), explorer.Geometry(2, 1, 1, 1, 1), 4, profile="allocation=any")
+    result = explorer.explore(explorer.ModulePort(module), explorer.Geometry(2, 1, 1, 1, 1), 4, profile=parse("allocation=any"))
     assert result.failure is not None and result.failure.path == [("add_seq", 0), ("append", 0, 0, 2)], result
     assert result.failure.what.startswith("block_table(0)[1]=2, but should be a block id of the pool, 0..1 (num_blocks=2) [block_table(0), after append(0, 0, T=2)]"), result.failure.what
 

@@ -41,8 +41,12 @@ import sys
 import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+
+from oracle.profile import ProfileError
+from oracle.profile import parse as parse_profile  # the edge: --profile's text
+from paged_gate.config import GIVEN, Config
 
 from . import Mutant, StaleMutant, all_mutants, apply_mutant
 from .pytest_run import Guard, PytestRun, count_tests, run_pytest, run_with_timeout, tail, verdict
@@ -127,10 +131,16 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 class Target:
     """How the suite reaches the implementation in a copy of the repo: the --impl it is given, what
-    must be built first, and which `paged` the guard expects (none for the Rust port)."""
+    must be built first, which `paged` the guard expects (none for the Rust port), and the run's settings
+    (`config`, read at the edge: its profile given by --profile or PAGED_PROFILE, else each run's own)."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, config: Config) -> None:
         self.kind = kind  # python, driver or rust
+        self.config = config
+
+    def settings(self, root: Path) -> dict[str, str]:
+        """The PAGED_* settings of a run on the copy at root (its --impl), for its environment (the edge to that process)."""
+        return replace(self.config, impl=self.impl(root)).child_env({})
 
     def impl(self, root: Path) -> str:
         if self.kind == "rust":
@@ -154,9 +164,9 @@ class Target:
         """--rust: the port's own `cargo test --test vectors` on the copy: killed, survived or error."""
         if self.kind != "rust":
             return ""
-        env_vectors = {"PAGED_VECTORS_DIR": str(root / "ci" / "vectors")}
+        env = replace(self.config, vectors_dir=root / "ci" / "vectors").child_env()  # PAGED_VECTORS_DIR: the copy's vectors
         cmd = ["cargo", "test", "--offline", "--release", "--quiet", "--test", "vectors"]
-        ended = run_with_timeout(cmd, root / CRATE, dict(os.environ, **env_vectors), timeout)
+        ended = run_with_timeout(cmd, root / CRATE, env, timeout)
         if ended.code is None:
             return "killed (timeout)"
         if ended.code == 0:
@@ -181,7 +191,7 @@ def snapshot(dest: Path) -> None:
 
 def suite_run(root: Path, target: Target, pytest_args: list[str], timeout: float | None, workers: int = 0) -> PytestRun:
     """The suite on the copy at root, run there with only the copy on PYTHONPATH."""
-    return run_pytest(root, target.guard(root), pytest_args, pythonpath=[root], cwd=root, workers=workers, timeout=timeout)
+    return run_pytest(root, target.guard(root), pytest_args, pythonpath=[root], cwd=root, workers=workers, env=target.settings(root), timeout=timeout)
 
 
 def run_explorer(root: Path, target: Target, depth: int, timeout: float | None) -> tuple[int | None, str, dict[str, object], float]:
@@ -189,9 +199,10 @@ def run_explorer(root: Path, target: Target, depth: int, timeout: float | None) 
     out_json = root / "explore.json"
     out_json.unlink(missing_ok=True)
     impl = target.impl(root)
-    env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", PAGED_IMPL=impl)
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", **target.settings(root))
+    given = [f"--profile={target.config.profile.describe()}"] if target.config.profile_source in GIVEN else []  # text: the edge to its process
     cmd = [sys.executable, "-m", "explorer", f"--impl={impl}", "--depth", str(depth), "--quiet", "--json", str(out_json),
-           "--transcript-out", str(root / "explore-transcript.txt")]
+           "--transcript-out", str(root / "explore-transcript.txt"), *given]
     ended = run_with_timeout(cmd, root, env, timeout)
     try:
         payload = json.loads(out_json.read_text()) if out_json.exists() else {}
@@ -266,18 +277,21 @@ def print_table(results: list[Result], rust: bool, exhaustive: bool = False) -> 
 
 def main(argv: list[str] | None = None) -> int:
     args, pytest_args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:  # the edge: the settings read once; every run it starts is handed them (Target.settings)
+        config = Config.from_env()
+    except ProfileError as exc:
+        print(f"mutants: PAGED_PROFILE: {exc}", file=sys.stderr)
+        return 2
     if args.profile is not None:
-        from oracle.profile import ProfileError, parse
-
         try:
-            print(f"profile: {parse(args.profile).describe()}")
+            config = config.given(parse_profile(args.profile))
         except ProfileError as exc:
             print(f"mutants: --profile: {exc}", file=sys.stderr)
             return 2
-        os.environ["PAGED_PROFILE"] = args.profile  # the edge: every pytest run it starts inherits it (paged_gate.config reads it)
+        print(f"profile: {config.profile.describe()}")
     t0 = time.monotonic()
     kind = "rust" if args.rust else "driver" if args.driver else "python"
-    target = Target(kind)
+    target = Target(kind, config)
     try:
         mutants = all_mutants("rust" if args.rust else "python")
     except (TypeError, ValueError, ImportError) as exc:

@@ -9,6 +9,7 @@ answer), and the suite follows it: the oracle takes the same choices, and under
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 
 # option -> its values, the default first, each with the engine it models
@@ -78,7 +79,10 @@ class Profile:
 
 
 def parse(text: str, base: Profile | None = None) -> Profile:
-    """`OPTION=VALUE,...` (commas or spaces between settings) over `base` (default: the default profile)."""
+    """`OPTION=VALUE,...` (commas or spaces between settings) over `base` (default: the default profile).
+
+    The one parser of a profile's text. Only the edges call it (a command line's --profile, PAGED_PROFILE
+    in paged_gate.config); a port's declaration is read by `declared`."""
     values = {f.name: getattr(base or Profile(), f.name) for f in fields(Profile)}
     for item in text.replace(",", " ").split():
         option, sep, value = item.partition("=")
@@ -86,6 +90,18 @@ def parse(text: str, base: Profile | None = None) -> Profile:
             raise ProfileError(f"profile setting {item!r}: expected OPTION=VALUE with OPTION one of {', '.join(OPTIONS)}")
         values[option] = value
     return Profile(**values)
+
+
+def declared(port: object) -> Profile | None:
+    """The profile a port declares, None when it declares none: its `PROFILE` attribute (a Python module's;
+    a driver wrapped as a module, wire.client.ExecImpl, gives its hello's words), or that text itself
+    (a driver's hello words, comma-joined, as paged_gate.target keeps them). Parsed once per text."""
+    return _declaration(port if isinstance(port, str) else str(getattr(port, "PROFILE", "") or ""))
+
+
+@functools.lru_cache(maxsize=None)
+def _declaration(text: str) -> Profile | None:
+    return parse(text) if text.strip() else None
 
 
 def hint(profile: Profile) -> str:

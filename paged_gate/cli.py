@@ -35,8 +35,8 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from oracle.profile import ProfileError
-from oracle.profile import parse as parse_profile
+from oracle.profile import ProfileError, declared
+from oracle.profile import parse as parse_profile  # the edge: --profile's text
 
 from paged_gate import coverage, junit
 from paged_gate.config import Config
@@ -44,7 +44,7 @@ from paged_gate.locate import checkout, scripts_first
 from paged_gate.options import Options, parse
 from paged_gate.plan import steps
 from paged_gate.supervise import Channel, supervise
-from paged_gate.target import Target, reach
+from paged_gate.target import reach
 from paged_gate.verdict import Step, render, stopped, word
 
 SUITE_NEEDS = ("pytest", "hypothesis", "xdist")  # what the conformance suite imports beyond the package's own dependencies
@@ -82,20 +82,17 @@ def worker(o: Options, prog: str, channel: Channel) -> int:
         config = replace(Config.from_env(), impl=o.impl)
     except ProfileError as exc:
         return cannot_run(o, f"PAGED_PROFILE: {exc}")
-    target = reach(o.impl)
+    target = reach(o.impl, config.hello_seconds)
     if isinstance(target, str):
         return cannot_run(o, target)
     print(target.line())
     if target.driver:
         config = replace(config, announced=target.announced)  # every session of the suite's must announce it too
-    try:
-        profile = parse_profile(o.profile if o.profile is not None else target.profile)
+    try:  # the profile resolved once, here: --profile, else PAGED_PROFILE, else the declared one, else the default
+        config = config.given(parse_profile(o.profile)) if o.profile is not None else config.following(declared(target.profile))
     except ProfileError as exc:
         return cannot_run(o, f"profile: {exc}")
-    source = "given by --profile" if o.profile is not None else ("declared by the implementation" if target.profile else "the default")
-    print(f"profile: {profile.describe()} ({source})")
-    if o.profile is not None:
-        config = replace(config, profile=profile)  # the conformance run tests under it
+    print(f"profile: {config.profile.describe()} ({config.profile_source})")
     start = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="paged-gate-"))
     out = Path(o.transcript_out) if o.transcript_out else work / "transcript.txt"
@@ -103,11 +100,11 @@ def worker(o: Options, prog: str, channel: Channel) -> int:
     out.unlink(missing_ok=True)  # a transcript there from an earlier run must not pass for this one's
     if o.coverage:
         config = replace(config, coverage_out=work / "coverage")
-    done, scope = steps(o, config, profile, out, work, prog, channel)
+    done, scope = steps(o, config, out, work, prog, channel)
     if o.coverage:
         print("\n" + coverage.tables(work / "coverage"))
     channel.enter("printing the verdict", runs_implementation=False)
-    print("\n" + render(target, str(profile), done, scope, time.monotonic() - start))
+    print("\n" + render(target, config.profile, done, scope, time.monotonic() - start))
     if out.exists():
         print(f"the failure's transcript: {out}")
     notes(o)

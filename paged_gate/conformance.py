@@ -28,7 +28,6 @@ from paged_gate.exhaustive import explored
 from paged_gate.locate import suite_root, vectors_dir
 from paged_gate.transcripts import OTHER_PROFILE, explain, keep
 from paged_gate.verdict import short
-from oracle.profile import Profile
 
 PYTHON_SURFACE = "Python surface"  # the start of the plugin's skip reason for a driver
 MACHINE = "tests/test_stateful.py::TestCacheMachine::runTest"  # the general machine: its failures shrink to a minimal sequence
@@ -162,12 +161,11 @@ def record(config: Config, test: str, transcript_out: Path) -> Path | None:
     return transcript_out.resolve() if transcript_out.exists() else None
 
 
-def evidence(config: Config, failures: list[str], ran: set[str], transcript_out: Path, profile: Profile) -> tuple[Path | None, str]:
+def evidence(config: Config, failures: list[str], ran: set[str], transcript_out: Path) -> tuple[Path | None, str]:
     """The transcript that shows the failure (always at transcript_out), and what it is."""
-    impl = config.impl
     banner("the exhaustive explorer, for a shortest failing call sequence")
     try:
-        ok, detail, path, _ = explored(impl, 6, transcript_out, config.explore_seconds, str(profile), config.driver_timeout)
+        ok, detail, path, _ = explored(config, 6, transcript_out, config.explore_seconds)
     except Exception as exc:  # noqa: BLE001 - the explorer is a better transcript when it works, never the verdict
         print(f"  the explorer could not run: {type(exc).__name__}: {exc}")
         ok, detail, path = True, "", None
@@ -187,10 +185,11 @@ def evidence(config: Config, failures: list[str], ran: set[str], transcript_out:
 
 
 def conformance(
-    config: Config, profile: Profile, *, xfails: str | None, extra: list[str], transcript_out: Path, work: Path, maxfail: int, prog: str
+    config: Config, *, xfails: str | None, extra: list[str], transcript_out: Path, work: Path, maxfail: int, prog: str
 ) -> tuple[bool, str, Path, int, frozenset[str]]:
     """(passed, the verdict's lines, pytest's JUnit XML of the first pass, the tests that failed as xfails lists them,
-    the capabilities its passing tests needed): the suite run against `config.impl` with `config`'s settings."""
+    the capabilities its passing tests needed): the suite run against `config.impl` with `config`'s settings (its profile resolved: a given one is handed
+    to pytest, PAGED_PROFILE; a declared one pytest reads from the implementation again, `Config.child_env`)."""
     impl = config.impl
     outcomes_path, junit = work / "outcomes.json", work / "conformance-junit.xml"
     outcomes_path.unlink(missing_ok=True)
@@ -216,11 +215,11 @@ def conformance(
         lines.append(f"  FAILED {node}\n         {short(outcomes.tests[node].get('detail', ''))}")
     if len(failures) > 25:
         lines.append(f"  ... and {len(failures) - 25} more (see the pytest output above)")
-    path, what = evidence(config, failures, set(outcomes.tests), transcript_out, profile)
+    path, what = evidence(config, failures, set(outcomes.tests), transcript_out)
     if path is None:
         lines.append(f"  {failures[0]} passed when run again (flaky, or it needs the tests before it): no transcript")
         return False, "\n".join(lines), junit, 0, frozenset()
     lines.append(f"  {what}: {path} ({len(read(path).steps)} requests)")
     lines.append(f"  replay it alone: {prog} --replay {path} --impl '{impl}'")
-    lines += explain(path, impl, profile, config.driver_timeout)
+    lines += explain(path, impl, config.profile, config.driver_timeout)
     return False, "\n".join(lines), junit, 0, frozenset()

@@ -5,29 +5,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from paged_gate.config import Config
 from paged_gate.verdict import Case
 
 
-def explored(
-    impl: str, depth: int, transcript_out: Path, time_limit: float | None, profile: str | None, driver_timeout: float,
-    quick: bool = False,
-) -> tuple[bool, str, Path | None, list[Case]]:
+def explored(config: Config, depth: int, transcript_out: Path, time_limit: float | None, quick: bool = False) -> tuple[bool, str, Path | None, list[Case]]:
     """(passed, the verdict's lines, the failure's transcript or None, one case a geometry); the lines start
     with the parts of the contract the geometries walked (`base contract, prefix caching, sliding window
-    (W=2, 3)`: a part the port does not announce has no geometry walked); a failure's replay waits
-    driver_timeout seconds for each answer (the Config's PAGED_DRIVER_TIMEOUT). `quick`: only the geometries
+    (W=2, 3)`: a part the port does not announce has no geometry walked). `config.impl` is walked under
+    `config.profile`; a failure's replay waits `config.driver_timeout` seconds for each answer (PAGED_DRIVER_TIMEOUT). `quick`: only the geometries
     the whole gate's depth-3 step walks (`Geometry.quick`)."""
     import explorer
 
+    impl = config.impl
     transcript_out.unlink(missing_ok=True)
     geometries = [g for g in explorer.EVERY_GEOMETRY if g.quick or not quick]
     results = explorer.run(
-        impl, depth, geometries, profile=profile, time_limit=time_limit,
+        impl, depth, geometries, profile=config.profile, time_limit=time_limit,
         progress=lambda g, level: print(
             f"  {g}: depth {level.depth}: {level.states:,} states, {level.sequences:,} sequences, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True
         ),
     )
-    ok, lines = explorer.report(results, impl, str(transcript_out), driver_timeout)
+    ok, lines = explorer.report(results, impl, str(transcript_out), config.driver_timeout)
     cases = [
         Case(
             "exhaustive", str(r.geometry), r.seconds,

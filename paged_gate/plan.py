@@ -18,8 +18,6 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from oracle.profile import Profile
-
 from paged_gate.config import Config
 from paged_gate.conformance import banner, conformance
 from paged_gate.exhaustive import explored
@@ -36,8 +34,8 @@ QUICK_DEPTH = 3  # the explorer's depth in the whole gate, on its quick geometri
 class Run:
     """One run's steps in order: where each writes its failure's transcript, and whether the next runs."""
 
-    def __init__(self, o: Options, config: Config, profile: Profile, out: Path, work: Path, prog: str, channel: Channel) -> None:
-        self.o, self.config, self.profile, self.out, self.work, self.prog, self.channel = o, config, profile, out, work, prog, channel
+    def __init__(self, o: Options, config: Config, out: Path, work: Path, prog: str, channel: Channel) -> None:
+        self.o, self.config, self.out, self.work, self.prog, self.channel = o, config, out, work, prog, channel
         self.done: list[Step] = []
         self.listed = 0
         self.walked = ""  # the parts of the contract the explorer's geometries walked (its verdict line's first words)
@@ -61,7 +59,7 @@ class Run:
     def vectors(self, out: Path, stop_at_first: bool) -> Step:
         paths = [Path(self.o.replay)] if self.o.replay else telling_first(vector_files())
         banner(f"replaying {self.o.replay or f'{len(paths)} vectors'} against {self.o.impl}")
-        ok, detail, cases = replay_files(self.o.impl, paths, self.profile, stop_at_first, self.config.driver_timeout)
+        ok, detail, cases = replay_files(self.o.impl, paths, self.config.profile, stop_at_first, self.config.driver_timeout)
         first = next((p for p, c in zip(paths, cases) if c.failure is not None), None)
         if first is not None and not self.o.replay:
             detail += f"\n  the first failing vector, as the transcript: {keep(first, out)}; replay it alone: {self.prog} --replay {out} --impl '{self.o.impl}'"
@@ -72,7 +70,7 @@ class Run:
     def explorer(self, out: Path, depth: int, quick: bool = False) -> Step:
         banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")
         try:
-            ok, detail, _, cases = explored(self.o.impl, depth, out, None, str(self.profile), self.config.driver_timeout, quick)
+            ok, detail, _, cases = explored(self.config, depth, out, None, quick)
         except DriverError as exc:  # the driver would not start, or its hello differs from the first session's
             return Step(f"explorer, depth {depth}", False, str(exc))
         self.walked = detail.split("\n", 1)[0]
@@ -84,7 +82,7 @@ class Run:
     def suite(self, out: Path) -> Step:
         banner(f"conformance suite against {self.o.impl}")
         ok, detail, report, self.listed, exercised = conformance(
-            self.config, self.profile, xfails=self.o.xfails, extra=self.o.extra, transcript_out=out, work=self.work,
+            self.config, xfails=self.o.xfails, extra=self.o.extra, transcript_out=out, work=self.work,
             maxfail=0 if self.o.all_failures else 1, prog=self.prog,
         )
         return Step("conformance", ok, detail, junit=report, exercised=exercised)
@@ -109,10 +107,10 @@ def source_step(name: str, cmd: list[str], root: Path, says: str) -> Step:
     return Step(name, ok, says if ok else "see the output above")
 
 
-def steps(o: Options, config: Config, profile: Profile, out: Path, work: Path, prog: str, channel: Channel) -> tuple[list[Step], Scope]:
-    """Run the steps the options select, in order, with the run's settings (`config`: what the conformance
-    run is told); the steps and what the run set out to check."""
-    run = Run(o, config, profile, out, work, prog, channel)
+def steps(o: Options, config: Config, out: Path, work: Path, prog: str, channel: Channel) -> tuple[list[Step], Scope]:
+    """Run the steps the options select, in order, with the run's settings (`config`, its profile resolved:
+    what every step and the conformance run test under); the steps and what the run set out to check."""
+    run = Run(o, config, out, work, prog, channel)
     if o.exhaustive:
         run.step("exhaustive", lambda path: run.explorer(path, o.depth))
         walked = f"{run.walked}; " if run.walked else ""

@@ -29,7 +29,7 @@ class Target:
 
     impl: str
     capabilities: frozenset[str]
-    profile: str  # the profile it declares (OPTION=VALUE,...), "" for none
+    profile: str  # the profile it declares, as announced (OPTION=VALUE,...), "" for none: oracle.profile.declared parses it
     where: str  # the module's file, or the driver's command
 
     @property
@@ -47,11 +47,12 @@ class Target:
         return f"implementation under test: {kind}, capabilities: {caps}"
 
 
-def reach(impl: str) -> Target | str:
-    """The implementation reached (a Target), or why it cannot be (a line for CANNOT RUN)."""
+def reach(impl: str, hello_seconds: float) -> Target | str:
+    """The implementation reached (a Target), or why it cannot be (a line for CANNOT RUN); a driver's session
+    waits hello_seconds for each answer (the Config's)."""
     if impl.startswith("exec:"):
         try:
-            session = Session(impl, timeout=30)
+            session = Session(impl, timeout=hello_seconds)
         except DriverError as exc:
             return str(exc)
         try:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from oracle.profile import Profile
+
 from paged_gate.target import OPTIONAL, Target
 
 
@@ -123,9 +125,9 @@ def short(detail: str) -> str:
     return "\n         ".join(keep[:3])
 
 
-def render(target: Target, profile: str, steps: list[Step], scope: Scope, seconds: float) -> str:
+def render(target: Target, profile: Profile, steps: list[Step], scope: Scope, seconds: float) -> str:
     """The verdict: its head line (what it certified), then one line (and its details) a step."""
-    head = f"=== gate verdict for {target.impl}, profile {profile or 'default'} ({seconds:.0f} s): {certified(target, steps, scope)} ==="
+    head = f"=== gate verdict for {target.impl}, profile {str(profile) or 'default'} ({seconds:.0f} s): {certified(target, steps, scope)} ==="
     lines = [head]
     for s in steps:
         mark = "NOT RUN" if not s.ran else "PASS" if s.ok else "FAIL"

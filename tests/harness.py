@@ -25,9 +25,8 @@ from tests import assertions
 from tests.assertions import assert_equal, assert_same_bits, assert_table
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
-from oracle.profile import Profile, hint
-from oracle.profile import parse as parse_profile
-from paged_gate.config import Config
+from oracle.profile import Profile, declared, hint
+from paged_gate.config import PENDING, Config
 from tests.oracle_ids import OracleIdsImpl
 from wire.remote import ExecImpl, RemoteKVCache
 from wire.replay import Replayer
@@ -51,27 +50,26 @@ _run = Run()  # replaced whole by `configure`, never changed from outside otherw
 
 def configure(config: Config, transcript: str | None = None) -> None:
     """The run's settings (the plugin's, at pytest_configure): the implementation under test, the profile
-    to test under whatever it declares (None: the declared one), the drivers' timeout; and where
-    --transcript writes the first failure's calls."""
+    given to test under whatever it declares (else PENDING: `config` resolves it), the drivers' timeout; and
+    where --transcript writes the first failure's calls."""
     global _run
     stop_drivers()
     _run = Run(config, [Path(transcript)] if transcript else [])
 
 
 def config() -> Config:
-    """The run's settings."""
+    """The run's settings (its profile PENDING until `profile` resolves it)."""
     return _run.config
 
 
-def declared_profile() -> str:
-    """The profile the implementation declares: a module's `PROFILE`, a driver's hello."""
-    return str(getattr(raw_impl(), "PROFILE", "") or "")
-
-
 def profile() -> Profile:
-    """The profile under test: `--profile` if given, else the implementation's own (the default when it declares none)."""
-    override = _run.config.profile
-    return override if override is not None else parse_profile(declared_profile())
+    """The profile under test: `--profile` if given, else the implementation's own (the default when it declares none).
+    A profile not given is resolved into the run's Config once, on first need (reaching the implementation: a module's
+    `PROFILE`, a driver's hello), so that an implementation that cannot be reached fails the tests that reach it, not the
+    run's start or its collection."""
+    if _run.config.profile_source == PENDING:
+        _run.config = _run.config.following(declared(raw_impl()))
+    return _run.config.profile
 
 
 assertions.table_hint = lambda: hint(profile())

@@ -24,7 +24,7 @@ from tests import skips
 from tests.assertions import assert_equal, assert_no_difference, assert_raises, assert_same_bits, assert_served
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
-from oracle.profile import parse as parse_profile
+from oracle.profile import declared
 from oracle.id_renaming import BlockNames
 
 ENGINES = Path(__file__).resolve().parent.parent / "engines"
@@ -122,7 +122,7 @@ def session(
     if hybrid:
         extra = {"layer_windows": layer_windows(rng, geometry[2], geometry[1])}
     cache = mod.PagedKVCache(*geometry, prefix_caching=prefix, **extra)
-    model = ModelKVCache(*geometry, prefix_caching=prefix, profile=parse_profile(mod.PROFILE), **extra)
+    model = ModelKVCache(*geometry, prefix_caching=prefix, profile=declared(mod), **extra)
     names, seen = BlockNames(geometry[0]), [0]
     bs = geometry[1]
     live: list[int] = []
@@ -163,7 +163,7 @@ def session(
 
 def engine_model(engine: Any, *sizes: int) -> ModelKVCache:
     """The oracle under the adapter's profile, with prefix caching on."""
-    return ModelKVCache(*sizes, prefix_caching=True, profile=parse_profile(engine.PROFILE))
+    return ModelKVCache(*sizes, prefix_caching=True, profile=declared(engine))
 
 
 # -- random sessions against the oracle ---------------------------------------------------------
@@ -357,7 +357,7 @@ def test_window_hit_needs_only_the_windows_blocks() -> None:
     mod = adapter("vllm_window")
     sizes = (5, 2, 1, 1, 2)
     c = mod.PagedKVCache(*sizes, prefix_caching=True, sliding_window=3)
-    model = ModelKVCache(*sizes, prefix_caching=True, profile=parse_profile(mod.PROFILE), sliding_window=3)
+    model = ModelKVCache(*sizes, prefix_caching=True, profile=declared(mod), sliding_window=3)
     prompt = [1, 2, 3, 4, 5, 6, 7]
     steps = (("add_seq", 0, prompt), ("append", 0, 0, *kv(6)), ("add_seq", 1, [9] * 8), ("append", 1, 0, *kv(8, 20.0)),
              ("add_seq", 2, prompt))
@@ -495,7 +495,7 @@ def test_hybrid_served_three_groups_each_hit_with_their_own_window() -> None:
     mod = adapter("vllm_hybrid_served")
     geometry, windows = (32, 1, 3, 1, 2), (None, 2, 4)
     cache = mod.PagedKVCache(*geometry, prefix_caching=True, layer_windows=windows)
-    model = ModelKVCache(*geometry, prefix_caching=True, layer_windows=windows, profile=parse_profile(mod.PROFILE))
+    model = ModelKVCache(*geometry, prefix_caching=True, layer_windows=windows, profile=declared(mod))
     names = BlockNames(geometry[0])
     call(cache, model, "add_seq", 0, [1, 2, 3, 4, 5, 6, 7, 8])
     for layer in range(3):

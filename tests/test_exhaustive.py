@@ -21,6 +21,6 @@ WALKED = explorer.EVERY_GEOMETRY  # the base geometries, then the window's (W = 
     "g", [pytest.param(g, id=g.name, marks=[pytest.mark.needs(*sorted(g.needs))] if g.needs else []) for g in WALKED]
 )
 def test_every_short_sequence_agrees(g: explorer.Geometry) -> None:
-    (result,) = explorer.run(harness.impl_name(), 3, [g], profile=str(harness.profile()))
+    (result,) = explorer.run(harness.impl_name(), 3, [g], profile=harness.profile())
     assert_no_difference("\n".join(explorer.report([result], harness.impl_name(), None)[1]) if result.failure is not None else None)
     assert_equal("the walk's states, sequences and tree depth past the first state", (result.states > 1, result.sequences > 1, result.tree_depth), (True, True, 3), "explorer.run")

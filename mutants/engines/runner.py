@@ -111,6 +111,7 @@ def gate(root: Path, engine: Engine, modules: tuple[str, ...], args: argparse.Na
     """The suite through the adapter, with the mirror at root first on PYTHONPATH; the guard imports
     the adapter and checks that `modules` (the edited ones) came from the mirror."""
     xfails = ADAPTERS / f"{engine.adapter}.xfails"
+    # The adapter's declared profile as text on pytest's command line: the edge to that process, which parses it.
     flags = [f"--profile={importlib.import_module(engine.adapter).PROFILE}", *([f"--xfails={xfails}"] if xfails.exists() else [])]
     return run_pytest(
         root, Guard(engine.adapter, imports=(engine.adapter,), modules=modules), tests or ["tests"],

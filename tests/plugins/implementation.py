@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from oracle.profile import ProfileError
-from oracle.profile import parse as parse_profile
+from oracle.profile import parse as parse_profile  # the edge: --profile's text
 from paged_gate.config import Config
 from tests import harness, skips
 from tests.plugins.hypothesis_patches import limit_shrinking
@@ -63,18 +63,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def settings_of(config: pytest.Config) -> Config:
     """The run's settings: the environment's, overridden by --impl, --profile and --coverage-out; a bad
-    profile is a usage error, before any test."""
+    profile is a usage error, before any test. A profile not given is the implementation's, which the
+    harness reads once it reaches it (`harness.config`)."""
     try:
         base = Config.from_env()
         profile = config.getoption("--profile")
-        parsed = parse_profile(profile) if profile is not None else base.profile
+        base = base.given(parse_profile(profile)) if profile is not None else base
     except ProfileError as exc:
         raise pytest.UsageError(f"--profile: {exc}") from None
     out = config.getoption("--coverage-out")
     coverage_out = Path(out) if out else base.coverage_out
-    return replace(
-        base, impl=config.getoption("--impl") or base.impl, profile=parsed, coverage_out=coverage_out.resolve() if coverage_out else None
-    )
+    return replace(base, impl=config.getoption("--impl") or base.impl, coverage_out=coverage_out.resolve() if coverage_out else None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -116,7 +115,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     except Exception as exc:  # noqa: BLE001 - the header reports why the implementation is unusable
         where = f"cannot load: {exc}"
     try:
-        under = harness.profile().describe()
+        under = f"{harness.profile().describe()} ({harness.config().profile_source})"
     except Exception as exc:  # noqa: BLE001 - the header reports why the profile is unusable
         under = f"unusable: {exc}"
     return [f"implementation under test: {config.getoption('--impl')} ({where})", f"profile: {under}"]
