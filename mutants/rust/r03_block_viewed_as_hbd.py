@@ -12,7 +12,7 @@ MUTANT = Mutant(
     notes="cargo test in ci/examples/rust kills it: gather_keeps_head_position_dimension_order (the only crate test with H > 1 that gathers)",
     edits=(
         Edit(
-            "ci/examples/rust/src/cache.rs",
+            "ci/examples/rust/src/pool.rs",
             "                let src = self.offset(layer, row, h);\n",
             "                let src = self.offset(layer, self.row(block, 0), 0) + (h * bs + slot) * d;\n",
         ),

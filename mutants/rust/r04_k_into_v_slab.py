@@ -10,7 +10,7 @@ MUTANT = Mutant(
     notes="cargo test in ci/examples/rust kills it: the_seeds_worked_example, layers_keep_their_own_lengths, wire's worked transcript",
     edits=(
         Edit(
-            "ci/examples/rust/src/cache.rs",
+            "ci/examples/rust/src/pool.rs",
             "copy_from_slice(&v.data[src..src + d])",
             "copy_from_slice(&k.data[src..src + d])",
         ),

@@ -12,7 +12,7 @@ MUTANT = Mutant(
     notes="cargo test in ci/examples/rust kills it: the_seeds_worked_example, wire's worked transcript",
     edits=(
         Edit(
-            "ci/examples/rust/src/cache.rs",
+            "ci/examples/rust/src/pool.rs",
             "let (block, slot) = locate(table, start + t, bs);",
             "let (block, slot) = (locate(table, start + t, bs).0, t % bs);",
         ),

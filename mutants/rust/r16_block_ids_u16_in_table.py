@@ -3,6 +3,7 @@
 from mutants import Edit, Mutant
 
 F = "ci/examples/rust/src/cache.rs"
+P = "ci/examples/rust/src/pool.rs"  # where reads and writes find their blocks
 
 MUTANT = Mutant(
     id="r16",
@@ -14,11 +15,11 @@ MUTANT = Mutant(
     notes="cargo test in ci/examples/rust kills it: block_ids_past_u16",
     edits=(
         Edit(F, "    tables: Vec<Vec<Entry>>,\n", "    tables: Vec<Vec<Option<u16>>>,\n"),
-        Edit(F, "fn write(&mut self, table: &[Entry],", "fn write(&mut self, table: &[Option<u16>],"),
-        Edit(F, "fn read(&self, table: &[Entry],", "fn read(&self, table: &[Option<u16>],"),
-        Edit(F, "fn locate(table: &[Entry],", "fn locate(table: &[Option<u16>],"),
+        Edit(P, "fn write(&mut self, table: &[Entry],", "fn write(&mut self, table: &[Option<u16>],"),
+        Edit(P, "fn read(&self, table: &[Entry],", "fn read(&self, table: &[Option<u16>],"),
+        Edit(P, "fn locate(table: &[Entry],", "fn locate(table: &[Option<u16>],"),
         Edit(
-            F,
+            P,
             "fn held(table: &[Entry], i: usize) -> BlockId {\n    table[i].expect(\"a released entry is read, written, copied or registered\")\n",
             "fn held(table: &[Option<u16>], i: usize) -> BlockId {\n    table[i].expect(\"a released entry is read, written, copied or registered\") as BlockId\n",
         ),

@@ -11,7 +11,7 @@ MUTANT = Mutant(
     notes="cargo test in ci/examples/rust kills it: flat_position_index_past_u32",
     edits=(
         Edit(
-            "ci/examples/rust/src/cache.rs",
+            "ci/examples/rust/src/pool.rs",
             "        block as usize * self.block_size + slot\n",
             "        (block * self.block_size as u32 + slot as u32) as usize\n",
         ),

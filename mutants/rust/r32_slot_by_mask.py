@@ -2,7 +2,7 @@
 
 from mutants import Edit, Mutant
 
-F = "ci/examples/rust/src/cache.rs"
+F = "ci/examples/rust/src/pool.rs"
 
 MUTANT = Mutant(
     id="r32",

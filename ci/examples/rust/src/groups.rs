@@ -21,7 +21,7 @@
 use std::fmt;
 
 use crate::allocator::BlockId;
-use crate::cache::CacheError;
+use crate::error::CacheError;
 use crate::prefix::{NodeRef, PrefixIndex};
 use crate::window::Window;
 

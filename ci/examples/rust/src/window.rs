@@ -10,7 +10,7 @@
 //! [`Window::released`] (the released block indices), [`Window::blocks_needed`] and
 //! [`Window::blocks_served`] (a prefix-cache hit).
 
-use crate::cache::CacheError;
+use crate::error::CacheError;
 
 /// The largest window: W is an `int32`, as block ids are.
 pub const MAX_WINDOW: i64 = i32::MAX as i64;

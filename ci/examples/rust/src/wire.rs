@@ -15,7 +15,9 @@
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::allocator::{Allocation, BlockId};
-use crate::cache::{CacheError, Chunk, Entry, Options, PagedKVCache};
+use crate::cache::{Options, PagedKVCache};
+use crate::error::CacheError;
+use crate::pool::{Chunk, Entry};
 
 /// The implementation's name in the handshake's answer,
 /// `ok 1 paged-rust prefix_caching sliding_window hybrid allocation=any`.
