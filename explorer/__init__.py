@@ -15,7 +15,8 @@ table, every layer's length and gather (bit exact). What it walks, each claim fo
 
 Geometries are walked a depth at a time in turn, so a failure within every tree depth is a shortest
 one across them all. The parts: `alphabet.py` (geometries, the calls tried, the values sent),
-`model.py` (the oracle's side: making it, error kinds, table checkers; its copy and state key are
+`observation.py` (the seam: calls, answers, the one layout of what is observed, the `Port` protocol),
+`oracle_side.py` (the oracle's side: making it, error kinds, table checkers; its copy and state key are
 `oracle.state`'s), `ports.py` and `driver_port.py` (a Python module, each state's cache made by
 replaying its calls on a fresh cache, so state kept outside the cache object is made too (opt-in:
 copies pickled by `faithful.py` and checked against replays); a driver, a cache per state by handle,
@@ -34,16 +35,17 @@ from oracle.profile import Profile
 
 from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, HYBRID_GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
-from .oracle_side import TableCheck, exact_tables, new_model, parse_profile, tables_up_to_renaming
+from .oracle_side import TableCheck, exact_tables, new_model, profile_or_default, tables_up_to_renaming
 from .driver_port import DriverPort
+from .observation import Observation, Port
 from .ports import ModulePort, UnfaithfulCopy, each_copy, snapshots
 from .report import guarantee, replay_text, report, summary, walked
 from .walk import Failure, Level, Result, check_path, interleave
 
 __all__ = [
-    "BAD_CHUNKS", "EVERY_GEOMETRY", "GEOMETRIES", "HYBRID_GEOMETRIES", "WINDOW_GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Result", "TableCheck",
+    "BAD_CHUNKS", "EVERY_GEOMETRY", "GEOMETRIES", "HYBRID_GEOMETRIES", "WINDOW_GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Observation", "Port", "Result", "TableCheck",
     "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "concrete", "describe",
-    "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "parse_profile",
+    "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "profile_or_default",
     "port_for", "tables_up_to_renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "walked", "windowed",
 ]
 
@@ -57,7 +59,7 @@ def port_for(spec: str) -> ModulePort | DriverPort:
 
 
 def explore(
-    port: Any,
+    port: Port,
     g: Geometry,
     depth: int,
     *,
@@ -70,7 +72,7 @@ def explore(
     """Walk one geometry to `depth` (every sequence of accepted calls to its tree depth, or `tree_depth`);
     stop at the first failure, once the same calls fail on a fresh cache too. `profile`: None for the default."""
     report_level = None if progress is None else (lambda _g, level: progress(level))
-    (result,) = interleave(port, [g], depth, tree_depth, parse_profile(profile), check_tables, time_limit, report_level)
+    (result,) = interleave(port, [g], depth, tree_depth, profile_or_default(profile), check_tables, time_limit, report_level)
     return result
 
 
@@ -91,7 +93,7 @@ def run(
     try:
         caps = port.capabilities if not isinstance(port, ModulePort) else _module_caps(port.module)
         chosen = [g for g in geometries if g.needs <= caps]
-        return interleave(port, chosen, depth, tree_depth, parse_profile(profile), check_tables, time_limit, progress)
+        return interleave(port, chosen, depth, tree_depth, profile_or_default(profile), check_tables, time_limit, progress)
     finally:
         port.stop()
 

@@ -147,13 +147,14 @@ BAD_CHUNKS = ("2-D", "shapes differ", "wrong H", "wrong D", "T = 0")
 def actions(model: ModelKVCache, g: Geometry) -> list[Action]:
     """Every call tried from this state: the valid ones and the error table's bad inputs."""
     ids = g.seq_ids
-    if model.closed:
+    if model.is_closed():
         after = [("add_seq", ids[0]), ("fork", ids[0], ids[1]), ("append", ids[0], 0, 1), ("gather", ids[0], 0),
                  ("seq_len", ids[0], 0), ("block_table", ids[0]), ("free", ids[0]), ("stats",), ("num_free_blocks",),
                  ("close",)]
         return after + ([("extend", ids[0], (0,))] if g.prefix_caching else [])
-    live = [s for s in ids if s in model.tables]
-    dead = [s for s in ids if s not in model.tables]
+    held = set(model.live())
+    live = [s for s in ids if s in held]
+    dead = [s for s in ids if s not in held]
     out: list[Action] = []
     for s in dead:  # a new sequence; with prefix caching, one for each prompt
         out += [("add_seq", s, p) for p in g.prompts()] if g.prefix_caching else [("add_seq", s)]

@@ -1,4 +1,5 @@
-"""A driver (`exec:CMD`) as the walk's port: one process, a cache per frontier state, by handle."""
+"""A driver (`exec:CMD`) as the walk's port (`observation.Port`): one process, a cache per frontier state,
+by handle. An observation's values are the driver's answers as text, in `reads` order."""
 
 from __future__ import annotations
 
@@ -13,9 +14,7 @@ from wire.process import Batch
 from wire.codec import call_fields, format_stats, new_fields, parse_list
 
 from .alphabet import GEOMETRIES, Geometry
-
-from .oracle_side import CLOSED
-from .ports import Call, Item, Observation, Outcome
+from .observation import CLOSED, Answer, Call, Item, Observation, Outcome, Read, Refusals, group_reads, reads
 
 Ticket = tuple[Batch, int]  # requests written ahead (`DriverPort.send`), and how many closes lead them
 
@@ -89,44 +88,38 @@ class DriverPort:
         self.shared["closing"].append(f"close {handle}")
 
     def observe_lines(self, handle: int, live: Sequence[int]) -> list[str]:
-        if live is CLOSED:
-            return [f"stats {handle}", f"num_free_blocks {handle}"]
-        lines = [f"stats {handle}", f"num_free_blocks {handle}"]
-        for s in live:
-            lines.append(f"block_table {handle} {s}")
-            for layer in range(self.g.n_layers):
-                lines += [f"seq_len {handle} {s} {layer}", f"gather {handle} {s} {layer}"]
-        lines += [f"block_table {handle} {s} {layer}" for s in live for layer in self.g.group_layers]  # other groups' tables
-        return lines
+        """The requests that observe a state: `reads`, then the other groups' tables."""
+        return [self.request(handle, r) for r in reads(live, self.g.n_layers) + group_reads(live, self.g.group_layers)]
+
+    @staticmethod
+    def request(handle: int, r: Read) -> str:
+        return " ".join(map(str, (r.method, handle, *r.args)))
 
     def observation(self, answers: list[str], live: Sequence[int]) -> Observation:
         if live is CLOSED:
-            return tuple(a.split(" ")[1] if a.startswith("err ") else a for a in answers), {}
-        rest = answers[:2]
+            return Observation(tuple(a.split(" ")[1] if a.startswith("err ") else a for a in answers), {}, wire=True)
+        main = reads(live, self.g.n_layers)
+        values: list[str] = []
         tables: dict[Any, list[int]] = {}
-        at = 2
-        for s in live:
-            answer = answers[at]
-            try:
-                tables[s] = parse_list(answer[3:]) if answer.startswith("ok ") else [-1]
-                rest.append("ok")
-            except Exception:  # noqa: BLE001 - an answer that does not parse is shown as it is
-                tables[s] = [-1]
-                rest.append(answer)
-            rest += answers[at + 1 : at + 1 + 2 * self.g.n_layers]
-            at += 1 + 2 * self.g.n_layers
-        for s in live:  # other groups' tables; an answer that is no list is a table no model has
-            for layer in self.g.group_layers:
-                answer = answers[at]
-                try:
-                    tables[(s, layer)] = parse_list(answer[3:]) if answer.startswith("ok ") else [-2]
-                except Exception:  # noqa: BLE001
-                    tables[(s, layer)] = [-2]
-                at += 1
-        return tuple(rest), tables
+        for r, answer in zip(main, answers):
+            if r.method != "block_table":
+                values.append(answer)
+                continue
+            try:  # an answer that is no list is a table no model has ([-1]); one that does not parse, shown as it is
+                tables[r.table_key] = parse_list(answer[3:]) if answer.startswith("ok ") else [-1]
+                values.append("ok")
+            except Exception:  # noqa: BLE001
+                tables[r.table_key] = [-1]
+                values.append(answer)
+        for r, answer in zip(group_reads(live, self.g.group_layers), answers[len(main) :]):
+            try:  # another group's table: one that is no list is [-2]
+                tables[r.table_key] = parse_list(answer[3:]) if answer.startswith("ok ") else [-2]
+            except Exception:  # noqa: BLE001
+                tables[r.table_key] = [-2]
+        return Observation(tuple(values), tables, wire=True)
 
     @staticmethod
-    def answer(method: str, response: str) -> tuple[str, Any]:
+    def answer(method: str, response: str) -> Answer:
         head, _, rest = response.partition(" ")
         if head == "ok":
             if method == "add_seq":
@@ -139,13 +132,13 @@ class DriverPort:
             return "err", rest.partition(" ")[0]
         return "err", f"out of protocol: {response[:80]!r}"
 
-    def refused(self, handle: int, calls: Sequence[Call], live: Sequence[int]) -> tuple[list[tuple[str, Any]], Observation]:
+    def refused(self, handle: int, calls: Sequence[Call], live: Sequence[int]) -> Refusals:
         return self.refused_async(handle, calls, live)()
 
-    def refused_async(self, handle: int, calls: Sequence[Call], live: Sequence[int]) -> Callable[[], tuple[list[tuple[str, Any]], Observation]]:
+    def refused_async(self, handle: int, calls: Sequence[Call], live: Sequence[int]) -> Callable[[], Refusals]:
         ticket = self.send([self.line(handle, method, args) for method, args in calls] + self.observe_lines(handle, live))
 
-        def done() -> tuple[list[tuple[str, Any]], Observation]:
+        def done() -> Refusals:
             answers = self.collect(ticket)
             n = len(calls)
             return [self.answer(m, a) for (m, _), a in zip(calls, answers[:n])], self.observation(answers[n:], live)
@@ -158,7 +151,7 @@ class DriverPort:
     def succeeded_async(self, handle: int, path: Sequence[Call], items: Sequence[Item], own: bool = True) -> Callable[[], list[Outcome]]:
         lines: list[str] = []
         spans = []
-        for n, (method, args, live, keep) in enumerate(items):
+        for n, item in enumerate(items):
             if own and n == len(items) - 1:
                 target = handle
             else:
@@ -166,20 +159,20 @@ class DriverPort:
                 lines.append(new)
                 lines += [self.line(target, m, a) for m, a in path]
             at = len(lines)
-            lines.append(self.line(target, method, args))
-            lines += self.observe_lines(target, live)
+            lines.append(self.line(target, item.method, item.args))
+            lines += self.observe_lines(target, item.live)
             spans.append((target, at, len(lines), target == handle))
-            if not keep and target != handle:
+            if not item.keep and target != handle:
                 lines.append(f"close {target}")
         ticket = self.send(lines)
 
         def done() -> list[Outcome]:
             answers = self.collect(ticket)
             out: list[Outcome] = []
-            for (method, args, live, keep), (target, at, end, last) in zip(items, spans):
+            for item, (target, at, end, last) in zip(items, spans):
                 if not last and answers[at - len(path) - 1] != f"ok {target}":
                     raise RuntimeError(f"new answered {answers[at - len(path) - 1]!r}, expected 'ok {target}' (handles must be 0, 1, 2, ...)")
-                out.append((self.answer(method, answers[at]), self.observation(answers[at + 1 : end], live), target if keep else None))
+                out.append(Outcome(self.answer(item.method, answers[at]), self.observation(answers[at + 1 : end], item.live), target if item.keep else None))
             return out
 
         return done
@@ -193,23 +186,31 @@ class DriverPort:
         self.exchange([self.line(fresh, m, a) for m, a in path])
         return fresh
 
-    def call(self, handle: int, method: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+    def call(self, handle: int, method: str, args: tuple[Any, ...]) -> Answer:
         return self.answer(method, self.exchange([self.line(handle, method, args)])[0])
 
     def observe(self, handle: int, live: Sequence[int]) -> Observation:
         return self.observation(self.exchange(self.observe_lines(handle, live)), live)
 
-    def expect(self, model: ModelKVCache, live: Sequence[int]) -> Any:
+    def expect(self, model: ModelKVCache, live: Sequence[int]) -> tuple[Any, ...]:
         if live is CLOSED:
             return ("invalid_argument", "invalid_argument")
-        rest = [f"ok {format_stats(model.stats())}", f"ok {model.num_free_blocks()}"]
-        for s in live:
-            rest.append("ok")
-            for layer in range(model.n_layers):
-                (k, shape), (v, _) = gather_bits(model, s, layer)
-                hexes = [np.frombuffer(x, "<u2").astype(">u2").tobytes().hex() or "-" for x in (k, v)]
-                rest += [f"ok {positions(model, s, layer)}", f"ok {shape[1]} {hexes[0]} {hexes[1]}"]  # a window gathers fewer
-        return tuple(rest)
+        return tuple(self.expected(model, r) for r in reads(live, model.n_layers))
+
+    @staticmethod
+    def expected(model: ModelKVCache, r: Read) -> str:
+        """The oracle's answer to one read, as the driver must write it (a table's ids are checked apart)."""
+        if r.method == "gather":
+            (k, shape), (v, _) = gather_bits(model, *r.args)
+            hexes = [np.frombuffer(x, "<u2").astype(">u2").tobytes().hex() or "-" for x in (k, v)]
+            return f"ok {shape[1]} {hexes[0]} {hexes[1]}"  # a window gathers fewer than seq_len
+        if r.method == "seq_len":
+            return f"ok {positions(model, *r.args)}"
+        if r.method == "block_table":
+            return "ok"
+        if r.method == "stats":
+            return f"ok {format_stats(model.stats())}"
+        return f"ok {model.num_free_blocks()}"
 
     def stop(self) -> None:
         if not self.process.dead and self.shared["closing"]:

@@ -18,57 +18,48 @@ from wire.diff import array_difference, shorten
 from wire.transcript import gather_difference
 
 from .alphabet import Action, describe
-from .oracle_side import CLOSED
-
-STATS = ("free", "used", "cached", "evictions")
+from .observation import CLOSED, STATS, Answer, Observation, Read, reads
 
 
-def answer_text(answer: tuple[str, Any]) -> str:
+def answer_text(answer: Answer) -> str:
     """An answer as the wire says it: `ok`, `ok 2`, `err out_of_blocks`."""
     status, value = answer
     return f"{status} {value}" if value is not None else status
 
 
-def call_difference(action: Action, got: tuple[str, Any], want: tuple[str, Any]) -> str:
+def call_difference(action: Action, got: Answer, want: Answer) -> str:
     """A call answered otherwise than the model does."""
     return f"answer={answer_text(got)}, but should be {answer_text(want)} [{describe(action)}]"
 
 
-def observables(live: Sequence[int], n_layers: int, wire: bool) -> list[tuple[str, str]]:
-    """(what, the call that reads it) of each entry of an observation, in order (ports.py's layout)."""
-    if live is CLOSED:
-        return [("stats() after close", "stats()"), ("num_free_blocks() after close", "num_free_blocks()")]
-    names = [("stats()", "stats()"), ("num_free_blocks()", "num_free_blocks()")]
-    for s in live:
-        names.append((f"block_table({s})" if wire else f"block_table({s}).dtype", f"block_table({s})"))
-        for layer in range(n_layers):
-            read = f"gather({s}, {layer})"
-            names.append((f"seq_len({s}, {layer})", f"seq_len({s}, {layer})"))
-            names += [(read, read)] if wire else [(f"{read} k", read), (f"{read} v", read)]
-    return names
-
-
-def first_difference(got: Any, want: Any, model: ModelKVCache, live: Sequence[int], after: str) -> str:
-    """Which observable differs first, and how; `after`: the call (or calls) that made the state."""
-    wire = isinstance(want[0], str)  # a driver's answers are text; a module's, values
-    if len(got) != len(want):
-        return f"observing the state={shorten(str(got[0]), 200)}, but should be {len(want)} answers [observing, after {after}]"
-    for (what, read), g, w in zip(observables(live, model.n_layers, wire), got, want):
+def first_difference(got: Observation, want: tuple[Any, ...], model: ModelKVCache, live: Sequence[int], after: str) -> str:
+    """Which observable differs first, and how (`observation.reads` names them); `after`: the call (or
+    calls) that made the state."""
+    values = got.values
+    if len(values) != len(want):
+        return f"observing the state={shorten(str(values[0]), 200)}, but should be {len(want)} answers [observing, after {after}]"
+    for read, g, w in zip(reads(live, model.n_layers), values, want):
         if g != w:
-            how = entry_difference(what, g, w, model) if not wire else wire_difference(what, g, w, model)
+            what = f"{read} after close" if live is CLOSED else str(read)
+            how = wire_difference(read, what, g, w, model) if got.wire else value_difference(read, what, g, w)
             return f"{how} [{read}, after {after}]"
-    return f"observing the state={shorten(str(got), 200)}, but should be {shorten(str(want), 200)} [observing, after {after}]"
+    return f"observing the state={shorten(str(values), 200)}, but should be {shorten(str(want), 200)} [observing, after {after}]"
 
 
-def entry_difference(what: str, got: Any, want: Any, model: ModelKVCache) -> str:
-    """One observable of a module's observation: a stats tuple, an int, a dtype or a gathered array."""
-    if what.endswith(".dtype") and isinstance(got, str) and isinstance(want, str):
-        return f"{what}={np.dtype(got).name}, but should be {np.dtype(want).name}"
-    if what.startswith("stats()") and isinstance(got, tuple) and isinstance(want, tuple):
-        for key, g, w in zip(STATS, got, want):
+def value_difference(read: Read, what: str, got: Any, want: Any) -> str:
+    """One read of a module's observation: a stats tuple, an int, a table's dtype or a gather's (k, v)."""
+    if read.method == "block_table" and isinstance(got, str) and isinstance(want, str):
+        return f"{what}.dtype={np.dtype(got).name}, but should be {np.dtype(want).name}"
+    if read.method == "gather" and isinstance(got, tuple) and isinstance(want, tuple) and len(got) == len(want) == 2:
+        for name, g, w in zip("kv", got, want):
             if g != w:
-                return f'{what}["{key}"]={g}, but should be {w}'
-    if isinstance(want, tuple) and len(want) == 4 and isinstance(want[3], bytes) and isinstance(got, tuple) and len(got) == 4:
+                return array_entry_difference(f"{what} {name}", g, w)
+    return entry_difference(what, got, want)
+
+
+def array_entry_difference(what: str, got: Any, want: Any) -> str:
+    """A gathered array, held as (shape, dtype char, C-contiguous, bytes)."""
+    if isinstance(got, tuple) and len(got) == 4:
         shape, char, contiguous, raw = got
         if np.dtype(char) != np.dtype(want[1]):
             return f"{what}.dtype={np.dtype(char)}, but should be {np.dtype(want[1])}"
@@ -78,13 +69,22 @@ def entry_difference(what: str, got: Any, want: Any, model: ModelKVCache) -> str
             return f"{what}.flags.c_contiguous={contiguous}, but should be {want[2]}"
         mine, theirs = (np.frombuffer(r, dtype=np.dtype(c)).reshape(s) for s, c, _, r in (got, want))
         return f"{what}{array_difference(mine, theirs)}"
+    return entry_difference(what, got, want)
+
+
+def entry_difference(what: str, got: Any, want: Any) -> str:
+    """A stats tuple by its first differing key; anything else as it is."""
+    if what.startswith("stats()") and isinstance(got, tuple) and isinstance(want, tuple):
+        for key, g, w in zip(STATS, got, want):
+            if g != w:
+                return f'{what}["{key}"]={g}, but should be {w}'
     return f"{what}={shorten(repr(got), 200)}, but should be {shorten(repr(want), 200)}"
 
 
-def wire_difference(what: str, got: str, want: str, model: ModelKVCache) -> str:
-    """One observable of a driver's observation: its answer as text (a gather's payloads as arrays)."""
+def wire_difference(read: Read, what: str, got: str, want: str, model: ModelKVCache) -> str:
+    """One read of a driver's observation: its answer as text (a gather's payloads as arrays)."""
     g, w = got.split(" "), want.split(" ")
-    if what.startswith("gather(") and len(g) == len(w) == 4 and g[0] == w[0] == "ok":
+    if read.method == "gather" and len(g) == len(w) == 4 and g[0] == w[0] == "ok":
         try:
             how = gather_difference(g[1:], w[1:], model.n_kv_heads, model.d_head)
             if how:

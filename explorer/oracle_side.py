@@ -1,4 +1,4 @@
-"""The oracle's side of the walk: the oracle made, an error's kind, what the model's observables are, and
+"""The oracle's side of the walk: the oracle made, an error's kind, its tables of the live sequences, and
 the table checkers (exact, or up to a renaming of ids). Copying the oracle and its state key are the
 oracle's own (`oracle.state`)."""
 
@@ -12,6 +12,7 @@ from oracle.id_renaming import BlockNames
 from wire.diff import list_difference
 
 from .alphabet import Geometry
+from .observation import CLOSED
 
 # A table by its block_table arguments: `s` (group 0's), or `(s, layer)` (another group's, in a hybrid model).
 Tables = Mapping[Any, Sequence[int]]
@@ -19,7 +20,6 @@ Tables = Mapping[Any, Sequence[int]]
 # want: the oracle's tables of the live sequences, got: the port's; carry: what the checker keeps
 # along one path (None at the root); released: the oracle's block ids whose lifetime ended in this call.
 TableCheck = Callable[[Tables, Tables, Any, Sequence[int]], tuple["str | None", Any]]
-CLOSED: Sequence[int] = ("closed",)  # type: ignore[assignment]  # observe a closed cache
 
 
 def new_model(g: Geometry, profile: Profile) -> ModelKVCache:
@@ -27,7 +27,7 @@ def new_model(g: Geometry, profile: Profile) -> ModelKVCache:
     return ModelKVCache(*g.sizes, profile=profile, **g.options)
 
 
-def parse_profile(profile: Profile | str | None) -> Profile:
+def profile_or_default(profile: Profile | str | None) -> Profile:
     """A Profile as it is; None (or "") the default profile. The explorer parses no profile's text: its
     callers parse theirs at their edge (oracle.profile.parse), and text here is a TypeError."""
     if isinstance(profile, Profile):
@@ -51,7 +51,7 @@ def error_kind(exc: BaseException, out_of_blocks: type[BaseException]) -> str:
 
 
 def live_of(model: ModelKVCache) -> Sequence[int]:
-    return CLOSED if model.closed else sorted(model.tables)
+    return CLOSED if model.is_closed() else model.live()
 
 
 def table_name(key: Any) -> str:
@@ -61,22 +61,8 @@ def table_name(key: Any) -> str:
 
 def model_tables(model: ModelKVCache, live: Sequence[int], group_layers: Sequence[int]) -> dict[Any, list[int]]:
     """The oracle's tables of the live sequences: group 0's by `s`, then every other group's by `(s, layer)`."""
-    out: dict[Any, list[int]] = {s: model.tables[s] for s in live}
-    out.update({(s, layer): model.group_tables[model.group_of[layer]][s] for s in live for layer in group_layers})
-    return out
-
-
-def observations(model: ModelKVCache, group_layers: Sequence[int]) -> list[tuple[str, tuple[Any, ...]]]:
-    """The calls that observe a state, in the order the explorer makes them (`group_layers`: the geometry's
-    first layer of each group after group 0)."""
-    if model.closed:
-        return [("stats", ()), ("num_free_blocks", ())]
-    out: list[tuple[str, tuple[Any, ...]]] = [("stats", ()), ("num_free_blocks", ())]
-    for s in sorted(model.tables):
-        out.append(("block_table", (s,)))
-        for layer in range(model.n_layers):
-            out += [("seq_len", (s, layer)), ("gather", (s, layer))]
-    out += [("block_table", (s, layer)) for s in sorted(model.tables) for layer in group_layers]  # other groups' tables
+    out: dict[Any, list[int]] = {s: model.table(s) for s in live}
+    out.update({(s, layer): model.table(s, layer) for s in live for layer in group_layers})
     return out
 
 

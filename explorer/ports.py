@@ -1,15 +1,7 @@
-"""The implementation under test as the walk sees it: a Python module (here) or a driver (driver_port.py).
+"""A Python module as the walk's port (`observation.Port`); a driver's is driver_port.py.
 
-A port makes calls in batches, so that a driver can be sent them pipelined:
-  succeeded(cache, path, items, own)  the calls the model made, each on its own copy of the state (with
-                                      `own`, the last on the state's own cache); items are (method, args,
-                                      live, keep): for each, ((status, result), observation, the copy if
-                                      keep else None)
-  refused(cache, calls, live)         the calls the model refused, on the state's own cache, one after
-                                      another, then one observation: (each call's answer, the observation)
-The walk asks for the copies first, so that every copy is of the state as its path left it.
-An observation is (every observable but the tables, in the port's own form, {seq: table}); `expect`
-gives the first part from the model, in the same form.
+Each state's cache is made by replaying its calls on a fresh cache, or (opt-in) copied by a copier and
+every so often checked against a replay. An observation's values are Python values, in `reads` order.
 """
 
 from __future__ import annotations
@@ -24,13 +16,9 @@ from oracle.state import gather_bits
 
 from .alphabet import GEOMETRIES, Geometry
 from .faithful import difference, restore, snapshot
+from .observation import CLOSED, STATS, Answer, Call, Item, Observation, Outcome, Read, Refusals, group_reads, reads
+from .oracle_side import error_kind
 
-from .oracle_side import CLOSED, error_kind
-
-Call = tuple[str, tuple[Any, ...]]
-Observation = tuple[Any, dict[int, list[int]]]
-Item = tuple[str, tuple[Any, ...], Sequence[int], bool]  # a call made: method, args, the live ids after it, keep the copy
-Outcome = tuple[tuple[str, Any], Observation, Any]  # its answer, the observation after it, the copy kept (or None)
 Copier = Callable[[Any], Callable[[], Any]]  # a cache -> a function that makes a copy of it as it is now
 INT32 = np.dtype(np.int32).str  # a block table's dtype, as an observation holds it ('<i4')
 CHECK_EVERY = 100  # a module port with a copier compares copy 1, 101, 201, ... of each walk with a replay of its calls
@@ -140,28 +128,28 @@ class ModulePort:
     def discard(self, cache: Any) -> None:
         pass
 
-    def call(self, cache: Any, method: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+    def call(self, cache: Any, method: str, args: tuple[Any, ...]) -> Answer:
         try:
             result = getattr(cache, method)(*args)
         except Exception as exc:  # noqa: BLE001 - every error is compared by kind
             return "err", error_kind(exc, self.oob)
         return "ok", ((0 if result is None else int(result)) if method == "add_seq" else None)
 
-    def refused(self, cache: Any, calls: Sequence[Call], live: Sequence[int]) -> tuple[list[tuple[str, Any]], Observation]:
+    def refused(self, cache: Any, calls: Sequence[Call], live: Sequence[int]) -> Refusals:
         answers = [self.call(cache, method, args) for method, args in calls]
         return answers, self.observe(cache, live)
 
-    def refused_async(self, cache: Any, calls: Sequence[Call], live: Sequence[int]) -> Callable[[], tuple[list[tuple[str, Any]], Observation]]:
+    def refused_async(self, cache: Any, calls: Sequence[Call], live: Sequence[int]) -> Callable[[], Refusals]:
         done = self.refused(cache, calls, live)
         return lambda: done
 
     def succeeded(self, cache: Any, path: Sequence[Call], items: Sequence[Item], own: bool = True) -> list[Outcome]:
         out = []
         make = self.copier(cache, path) if len(items) > (1 if own else 0) else None
-        for n, (method, args, live, keep) in enumerate(items):
+        for n, item in enumerate(items):
             target = cache if make is None or (own and n == len(items) - 1) else make()
-            answer = self.call(target, method, args)
-            out.append((answer, self.observe(target, live), target if keep else None))
+            answer = self.call(target, item.method, item.args)
+            out.append(Outcome(answer, self.observe(target, item.live), target if item.keep else None))
         return out
 
     def succeeded_async(self, cache: Any, path: Sequence[Call], items: Sequence[Item], own: bool = True) -> Callable[[], list[Outcome]]:
@@ -170,36 +158,50 @@ class ModulePort:
 
     def observe(self, cache: Any, live: Sequence[int]) -> Observation:
         if live is CLOSED:
-            return tuple(self.call(cache, m, ())[1] or "ok" for m in ("stats", "num_free_blocks")), {}
-        n_layers = self.g.n_layers
+            return Observation(tuple(self.call(cache, r.method, r.args)[1] or "ok" for r in reads(live, 0)), {}, wire=False)
+        tables: dict[Any, list[int]] = {}
         try:
-            stats = cache.stats()
-            rest: list[Any] = [tuple(int(stats[k]) for k in ("free", "used", "cached", "evictions")), int(cache.num_free_blocks())]
-            tables: dict[Any, list[int]] = {(s, layer): cache.block_table(s, layer).tolist() for s in live for layer in self.g.group_layers}
-            for s in live:
-                table = cache.block_table(s)
-                tables[s] = table.tolist()
-                rest.append(table.dtype.str)
-                for layer in range(n_layers):
-                    rest.append(int(cache.seq_len(s, layer)))
-                    for arr in cache.gather(s, layer):
-                        rest.append((arr.shape, arr.dtype.char, arr.flags.c_contiguous, arr.tobytes()))
+            values = tuple(self.read(cache, r, tables) for r in reads(live, self.g.n_layers))
+            for r in group_reads(live, self.g.group_layers):
+                self.read(cache, r, tables)
         except Exception as exc:  # noqa: BLE001 - an observation that raises is a difference
-            return (f"raised {type(exc).__name__}: {exc}",), {}
-        return tuple(rest), tables
+            return Observation((f"raised {type(exc).__name__}: {exc}",), {}, wire=False)
+        return Observation(values, tables, wire=False)
 
-    def expect(self, model: ModelKVCache, live: Sequence[int]) -> Any:
+    @staticmethod
+    def read(cache: Any, r: Read, tables: dict[Any, list[int]]) -> Any:
+        """One read's value; a table's ids go to `tables`, its dtype is the value."""
+        if r.method == "gather":
+            return tuple((a.shape, a.dtype.char, a.flags.c_contiguous, a.tobytes()) for a in cache.gather(*r.args))
+        if r.method == "seq_len":
+            return int(cache.seq_len(*r.args))
+        if r.method == "block_table":
+            table = cache.block_table(*r.args)
+            tables[r.table_key] = table.tolist()
+            return table.dtype.str
+        if r.method == "stats":
+            stats = cache.stats()
+            return tuple(int(stats[k]) for k in STATS)
+        return int(cache.num_free_blocks())
+
+    def expect(self, model: ModelKVCache, live: Sequence[int]) -> tuple[Any, ...]:
         if live is CLOSED:
             return ("invalid_argument", "invalid_argument")
-        stats = model.stats()
-        rest: list[Any] = [tuple(stats[k] for k in ("free", "used", "cached", "evictions")), model.num_free_blocks()]
-        for s in live:
-            rest.append(INT32)
-            for layer in range(model.n_layers):
-                rest.append(model.seq_len(s, layer))
-                for raw, shape in gather_bits(model, s, layer):
-                    rest.append((shape, "e", True, raw))
-        return tuple(rest)
+        return tuple(self.expected(model, r) for r in reads(live, model.n_layers))
+
+    @staticmethod
+    def expected(model: ModelKVCache, r: Read) -> Any:
+        """The oracle's value of one read, as `read` gives the port's."""
+        if r.method == "gather":
+            return tuple((shape, "e", True, raw) for raw, shape in gather_bits(model, *r.args))
+        if r.method == "seq_len":
+            return model.seq_len(*r.args)
+        if r.method == "block_table":
+            return INT32
+        if r.method == "stats":
+            stats = model.stats()
+            return tuple(stats[k] for k in STATS)
+        return model.num_free_blocks()
 
     def stop(self) -> None:
         pass

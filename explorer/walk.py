@@ -39,12 +39,12 @@ from oracle.model import ModelKVCache, OutOfBlocks
 from oracle.profile import Profile, hint
 from wire.record import Recorder
 
-from .oracle_side import TableCheck, error_kind, exact_tables, live_of, model_tables, new_model, observations, parse_profile, tables_up_to_renaming
-from .ports import Item, ModulePort, Observation, UnfaithfulCopy
+from .observation import Answer, Item, Observation, Port, group_reads, reads
+from .oracle_side import TableCheck, error_kind, exact_tables, live_of, model_tables, new_model, profile_or_default, tables_up_to_renaming
+from .ports import ModulePort, UnfaithfulCopy
 
 IN_FLIGHT = 8  # nodes whose requests are sent before the oldest one's answers are read
-Port = Any  # a ModulePort or a DriverPort (ports.py, driver_port.py)
-Refused = tuple[Action, str, tuple[Any, ...], tuple[str, Any]]  # action, method, args, the model's answer
+Refused = tuple[Action, str, tuple[Any, ...], Answer]  # action, method, args, the model's answer
 
 
 @dataclass
@@ -68,7 +68,7 @@ class Failure:
         """The calls as wire requests, then every observation after the last one, with the oracle's answers."""
         g = self.geometry
         recorder = Recorder()
-        profile = self.profile if self.profile is not None else parse_profile("")
+        profile = self.profile if self.profile is not None else Profile()
         reference = under(profile)
         wrapped = recorder.wrap(reference)
         cache = wrapped.PagedKVCache(*g.sizes, **g.options)
@@ -80,9 +80,10 @@ class Failure:
                     getattr(target, method)(*args)
                 except Exception:  # noqa: BLE001 - refused calls are part of the trace
                     pass
-        for method, args in observations(model, g.group_layers):
+        live = live_of(model)
+        for r in reads(live, g.n_layers) + group_reads(live, g.group_layers):
             try:
-                getattr(cache, method)(*args)
+                getattr(cache, r.method)(*r.args)
             except Exception:  # noqa: BLE001
                 pass
         kind = "a shortest failing call sequence" if self.shortest else "a failing call sequence"
@@ -142,7 +143,7 @@ class _Checker:
         self.expected: dict[Any, Any] = {}
         self.hint = hint(profile)
 
-    def model_call(self, model: ModelKVCache, method: str, args: tuple[Any, ...]) -> tuple[str, Any]:
+    def model_call(self, model: ModelKVCache, method: str, args: tuple[Any, ...]) -> Answer:
         try:
             result = getattr(model, method)(*args)
         except Exception as exc:  # noqa: BLE001 - the model's refusal, compared by kind
@@ -156,13 +157,12 @@ class _Checker:
         want = self.expected.get(key)
         if want is None:
             want = self.expected[key] = self.port.expect(model, live)
-        got, tables = obs
-        if got != want:
-            return first_difference(got, want, model, live, after), carry
-        if model.closed:
+        if obs.values != want:
+            return first_difference(obs, want, model, live, after), carry
+        if model.is_closed():
             return None, carry
-        released = model.ended[before:]  # the oracle's blocks whose lifetime ended in this call
-        problem, carry = self.check(model_tables(model, live, self.g.group_layers), tables, carry, released)
+        released = model.released(since=before)  # the oracle's blocks whose lifetime ended in this call
+        problem, carry = self.check(model_tables(model, live, self.g.group_layers), obs.tables, carry, released)
         if problem is not None:
             read = re.match(r"block_table\(\d+(, \d+)?\)", problem)
             problem = f"{problem} [{read.group(0) if read else 'block_table'}, after {after}] ({self.hint})"
@@ -170,7 +170,7 @@ class _Checker:
 
     def step(self, cache: Any, model: ModelKVCache, action: Action, carry: Any) -> tuple[str | None, Any, Any]:
         """One call on one cache, checked (the model advances): (what differs or None, the cache, the carry)."""
-        before = len(model.ended)
+        before = model.released_count()
         method, args = concrete(action, model, self.g)
         want = self.model_call(model, method, args)
         key = state.key(model, self.canonical)
@@ -178,7 +178,8 @@ class _Checker:
             answers, obs = self.port.refused(cache, [(method, args)], live_of(model))
             answer = answers[0]
         else:
-            ((answer, obs, cache),) = self.port.succeeded(cache, [], [(method, args, live_of(model), True)])
+            (outcome,) = self.port.succeeded(cache, [], [Item(method, args, live_of(model), True)])
+            answer, obs, cache = outcome.answer, outcome.observation, outcome.cache
         if answer != want:
             return call_difference(action, answer, want), cache, carry
         after = f"the refused {describe(action)}" if want[0] == "err" else describe(action)
@@ -189,7 +190,7 @@ class _Checker:
 def check_path(port: Port, g: Geometry, path: Sequence[Action], profile: Profile | str | None = None, check_tables: TableCheck | None = None) -> tuple[int, str] | None:
     """Make the calls of `path` on one fresh cache, checking every step: (how many calls, what differs
     after the last of them) at the first difference, or None."""
-    profile = parse_profile(profile)
+    profile = profile_or_default(profile)
     port = port.bound(g)
     checker = _Checker(port, g, profile, check_tables)
     model = new_model(g, profile)
@@ -257,15 +258,15 @@ def walk(
             if wrong or checker.verdict(node.model, state.key(node.model, canonical), obs, node.carry, before, after)[0]:
                 return isolate(node, refused, before)
         outcomes = got_made() if got_made is not None else []
-        for (action, method, args, want, model, key), (answer, obs, cache) in zip(made, outcomes):
-            problem = call_difference(action, answer, want) if answer != want else None
+        for (action, method, args, want, model, key), outcome in zip(made, outcomes):
+            problem = call_difference(action, outcome.answer, want) if outcome.answer != want else None
             carry = node.carry
             if problem is None:
-                problem, carry = checker.verdict(model, key, obs, node.carry, before, describe(action))
+                problem, carry = checker.verdict(model, key, outcome.observation, node.carry, before, describe(action))
             if problem:
                 return Failure(g, [*node.path, action], problem, profile)
-            if cache is not None:
-                nxt.append(_Node(model, cache, [*node.path, action], [*node.calls, (method, args)], carry))
+            if outcome.cache is not None:
+                nxt.append(_Node(model, outcome.cache, [*node.path, action], [*node.calls, (method, args)], carry))
         return None
 
     for d in range(depth):
@@ -291,9 +292,9 @@ def walk(
                 return finish()
             node = frontier.pop()
             model0 = node.model
-            before = len(model0.ended)
+            before = model0.released_count()
             refused: list[Refused] = []
-            made: list[tuple[Action, str, tuple[Any, ...], tuple[str, Any], Any, Any]] = []
+            made: list[tuple[Action, str, tuple[Any, ...], Answer, Any, Any]] = []
             spare = state.copy(model0)
             acts = actions(model0, g)
             transitions += len(acts)
@@ -313,13 +314,13 @@ def walk(
                 made = kept
             items: list[Item] = []
             for action, method, args, want, model, key in made:
-                items.append((method, args, live_of(model), d + 1 < depth and (every or key not in seen)))
+                items.append(Item(method, args, live_of(model), d + 1 < depth and (every or key not in seen)))
                 seen.add(key)
             # The copies first, of the state as its path left it; then the refused calls on the node's own cache.
             own = not refused
             got_made = port.succeeded_async(node.cache, node.calls, items, own) if items else None
             got_refused = port.refused_async(node.cache, [(m, a) for _, m, a, _ in refused], live_of(model0)) if refused else None
-            if not (own and items and items[-1][3]):  # else the node's cache is its last child's
+            if not (own and items and items[-1].keep):  # else the node's cache is its last child's
                 port.discard(node.cache)
             pending.append((node, before, refused, made, got_made, got_refused))
         frontier = nxt[::-1]  # taken from the end: in the order they were found
@@ -357,6 +358,8 @@ def interleave(
             with few_collections():
                 results = _interleave(port, geometries, depth, tree_depth, profile, check_tables, time_limit, progress)
         except UnfaithfulCopy as exc:
+            if not isinstance(port, ModulePort):  # only a module's copies are made by a copier
+                raise
             port.stop_copying(f"{exc}; every state was replayed from the root instead")
             continue
         failed = next((r.failure for r in results if r.failure is not None), None)

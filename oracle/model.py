@@ -188,6 +188,27 @@ class ModelKVCache:
     def window_or_none(window: Any) -> int | None:
         return None if window is None else int(window)
 
+    # -- what an observer reads (the explorer): no field by name ---------------------------------
+
+    def is_closed(self) -> bool:
+        return self.closed
+
+    def live(self) -> list[int]:
+        """The live sequence ids, in order."""
+        return sorted(self.tables)
+
+    def table(self, seq_id: int, layer: int = 0) -> list[int]:
+        """block_table's ids as a list, for a live sequence (unchecked: an observer's, on the hot path)."""
+        return self.group_tables[self.group_of[layer]][seq_id]
+
+    def released_count(self) -> int:
+        """How many blocks' lifetimes have ended (each went back to the pool)."""
+        return len(self.ended)
+
+    def released(self, since: int = 0) -> list[int]:
+        """The blocks whose lifetime ended, in order, from the `since`-th on (a transcript's `# released` lines)."""
+        return self.ended[since:]
+
     # -- derived facts ------------------------------------------------------------------
 
     @property

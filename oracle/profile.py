@@ -94,7 +94,7 @@ def parse(text: str, base: Profile | None = None) -> Profile:
 
 def declared(port: object) -> Profile | None:
     """The profile a port declares, None when it declares none: its `PROFILE` attribute (a Python module's;
-    a driver wrapped as a module, wire.client.ExecImpl, gives its hello's words), or that text itself
+    a driver wrapped as a module, wire.remote.ExecImpl, gives its hello's words), or that text itself
     (a driver's hello words, comma-joined, as paged_gate.target keeps them). Parsed once per text."""
     return _declaration(port if isinstance(port, str) else str(getattr(port, "PROFILE", "") or ""))
 
