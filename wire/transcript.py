@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 
 from oracle.profile import OPTIONS, Profile, hint
 from oracle.id_renaming import BlockNames, outside_pool
