@@ -9,6 +9,7 @@ Python values) and the block tables apart, since tables are compared by the prof
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -38,24 +39,35 @@ class Read:
         return self.args[0] if len(self.args) == 1 else self.args
 
 
-def reads(live: Sequence[int], n_layers: int) -> list[Read]:
+def reads(live: Sequence[int], n_layers: int) -> tuple[Read, ...]:
     """The reads whose answers are an observation's values, in order: stats, the free count, then for
     each live sequence its table (group 0's) and each layer's length and gather. A closed cache is read
     by stats and the free count only (each refused)."""
-    out = [Read("stats"), Read("num_free_blocks")]
-    if live is CLOSED:
-        return out
+    return _reads(tuple(live), n_layers) if live is not CLOSED else _CLOSED_READS
+
+
+def group_reads(live: Sequence[int], group_layers: Sequence[int]) -> tuple[Read, ...]:
+    """A hybrid model's other groups' tables, read after `reads` and held in `Observation.tables` only:
+    `block_table(s, layer)` for each live s and the first layer of each group after group 0."""
+    return () if live is CLOSED else _group_reads(tuple(live), tuple(group_layers))
+
+
+_CLOSED_READS = (Read("stats"), Read("num_free_blocks"))
+
+
+@functools.lru_cache(maxsize=4096)  # a walk asks again and again for the same few live sets
+def _reads(live: tuple[int, ...], n_layers: int) -> tuple[Read, ...]:
+    out = list(_CLOSED_READS)
     for s in live:
         out.append(Read("block_table", (s,)))
         for layer in range(n_layers):
             out += [Read("seq_len", (s, layer)), Read("gather", (s, layer))]
-    return out
+    return tuple(out)
 
 
-def group_reads(live: Sequence[int], group_layers: Sequence[int]) -> list[Read]:
-    """A hybrid model's other groups' tables, read after `reads` and held in `Observation.tables` only:
-    `block_table(s, layer)` for each live s and the first layer of each group after group 0."""
-    return [] if live is CLOSED else [Read("block_table", (s, layer)) for s in live for layer in group_layers]
+@functools.lru_cache(maxsize=4096)
+def _group_reads(live: tuple[int, ...], group_layers: tuple[int, ...]) -> tuple[Read, ...]:
+    return tuple(Read("block_table", (s, layer)) for s in live for layer in group_layers)
 
 
 @dataclass(frozen=True)
