@@ -105,18 +105,20 @@ class DriverPort:
             if r.method != "block_table":
                 values.append(answer)
                 continue
-            try:  # an answer that is no list is a table no model has ([-1]); one that does not parse, shown as it is
-                tables[r.table_key] = parse_list(answer[3:]) if answer.startswith("ok ") else [-1]
-                values.append("ok")
-            except Exception:  # noqa: BLE001
-                tables[r.table_key] = [-1]
-                values.append(answer)
+            tables[r.table_key], parsed = self.table(answer, -1)
+            values.append("ok" if parsed else answer)  # one that does not parse is shown as it is
         for r, answer in zip(group_reads(live, self.g.group_layers), answers[len(main) :]):
-            try:  # another group's table: one that is no list is [-2]
-                tables[r.table_key] = parse_list(answer[3:]) if answer.startswith("ok ") else [-2]
-            except Exception:  # noqa: BLE001
-                tables[r.table_key] = [-2]
+            tables[r.table_key], _ = self.table(answer, -2)  # another group's: held in the tables only
         return Observation(tuple(values), tables, wire=True)
+
+    @staticmethod
+    def table(answer: str, missing: int) -> tuple[list[int], bool]:
+        """A block_table answer's ids, and whether it parsed: an answer that is no `ok` list, or does not
+        parse, is [missing] (a table no model has: -1 for group 0's, -2 for another group's)."""
+        try:
+            return (parse_list(answer[3:]) if answer.startswith("ok ") else [missing]), True
+        except Exception:  # noqa: BLE001 - any answer a driver writes is compared, none raises here
+            return [missing], False
 
     @staticmethod
     def answer(method: str, response: str) -> Answer:
