@@ -1,5 +1,6 @@
-"""`python -m mutants --engine vllm|vllm-window|vllm-window-served|vllm-hybrid|nano-vllm`: the engines' field bugs, planted back in a copy of the
-installed engine, each gated through its adapter (engines/).
+"""`python -m mutants --engine NAME[,NAME...]` (vllm, vllm-window, vllm-window-served, vllm-hybrid, nano-vllm; vllm-hybrid-dense
+is a gate alone): the engines' field bugs, planted back in a copy of the installed engine, each gated through its adapter
+(engines/).
 
 The way --rust works for the Rust port, with the engine's installed source in place of ours:
 
@@ -18,6 +19,9 @@ The way --rust works for the Rust port, with the engine's installed source in pl
 4. Verdicts as the planted mutants' (mutants/pytest_run.py, the same code): a failed test is
    `killed` (by the first one), exit 0 `survived`, anything else `error`.
 
+With several engines, their clean runs go one after the other and every engine's mutants share one pool of
+-j runs, each engine's queued as soon as its clean run passes, the expected survivors (whole-suite runs) first.
+
 Tests (arguments after `--` replace them): the whole suite (`tests`), under the profile the adapter
 declares (its PROFILE: block ids compared up to a renaming, the oracle taking the engine's choices),
 with ADAPTER.xfails (the clean engine's real differences) listed.
@@ -34,8 +38,8 @@ import shutil
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mutants import Mutant, StaleMutant, apply_mutant, discover
@@ -51,7 +55,7 @@ class Engine:
     name: str  # as given to --engine
     package: str  # the folder under site-packages
     adapter: str  # the adapter module in engines/
-    prefix: str  # the mutant ids' letter
+    prefix: str  # the mutant ids' letter; "" for a gate alone (no mutants)
 
 
 ENGINES = {
@@ -63,10 +67,15 @@ ENGINES = {
     "vllm-window-served": Engine("vllm-window-served", "vllm", "vllm_window_served", "t"),
     # vLLM's hybrid and retention bugs (hNN), gated through vllm_hybrid_served (HybridKVCacheCoordinator, retention 0)
     "vllm-hybrid": Engine("vllm-hybrid", "vllm", "vllm_hybrid_served", "h"),
+    # vLLM's hybrid manager as our adapter configures it (dense registration): its gate alone; the hNN bugs are
+    # planted through vllm_hybrid_served, whose gate covers the same calls
+    "vllm-hybrid-dense": Engine("vllm-hybrid-dense", "vllm", "vllm_hybrid", ""),
 }
 
 
 def engine_mutants(engine: Engine) -> list[Mutant]:
+    if not engine.prefix:  # a gate alone
+        return []
     return discover(__package__ or "mutants.engines", re.compile(rf"^{engine.prefix}\d\d_\w+$"))
 
 
@@ -134,78 +143,68 @@ def gate_clean(engine: Engine) -> Ended:
     return run_with_timeout(cmd, REPO, env, None)
 
 
-def main(argv: list[str]) -> int:
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, pytest_args = argv[:cut], argv[cut + 1 :]
-    else:
-        pytest_args = []
-    parser = argparse.ArgumentParser(prog="python -m mutants --engine", description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--engine", required=True, choices=sorted(ENGINES))
-    parser.add_argument("--only", metavar="IDS")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="mutants at once")
-    parser.add_argument("--inner-jobs", type=int, default=0, help="pytest -n inside each mutant run (default 0)")
-    parser.add_argument("--json", metavar="PATH")
-    parser.add_argument("--timeout", type=float, default=0.0)
-    parser.add_argument("--keep", action="store_true")
-    args = parser.parse_args(argv)
-    engine = ENGINES[args.engine]
-    sys.path.insert(0, str(ADAPTERS))
-    mutants = engine_mutants(engine)
-    if args.only:
-        wanted = {s.strip() for s in args.only.split(",")}
-        mutants = [m for m in mutants if m.id in wanted]
-    site = site_root(engine)
-    work = Path(tempfile.mkdtemp(prefix=f"engine-mutants-{engine.package}-"))
-    t0 = time.monotonic()
+def survivors_first(mutants: list[Mutant]) -> list[Mutant]:
+    """The expected survivors first: each runs the whole suite (the longest runs), so started first they end
+    beside the others' kills instead of alone after them."""
+    return sorted(mutants, key=lambda m: not m.notes.startswith("SURVIVOR"))
+
+
+@dataclass
+class EngineRun:
+    """One engine's part of a run: its mutants, the clean gate's verdict, and its results when they end."""
+
+    engine: Engine
+    mutants: list[Mutant]
+    code: int = 0  # 2: the clean run failed (no score)
+    futures: list[Future[Result]] = field(default_factory=list)
+
+
+def one(engine: Engine, m: Mutant, site: Path, work: Path, args: argparse.Namespace, tests: list[str], timeout: float) -> Result:
+    """Plant one mutant in a fresh mirror and run the suite on it."""
+    start = time.monotonic()
+    root = work / m.id
+    mirror(site, engine, root)
     try:
-        clean = work / "clean"
-        mirror(site, engine, clean)
-        print(f"mutants --engine {engine.name}: {len(mutants)} mutants of {site / engine.package}, adapter {engine.adapter}", flush=True)
-        if pytest_args:  # the tests narrowed: the clean run is those tests on the mirror
-            run = gate(clean, engine, (), args, pytest_args, None)
-            status, by, detail = verdict(run, None)
-            if status != "survived":
-                print(tail(run.ended.out, 40), file=sys.stderr)
-                why = f"{by} failed" if by else detail.splitlines()[0]
-                print(f"mutants --engine: the tests do not pass on the unmutated engine ({why}); no score.", file=sys.stderr)
-                return 2
-            seconds = run.ended.seconds
-            print(f"clean run: passed in {seconds:.1f} s", flush=True)
-        else:
-            ended = gate_clean(engine)
-            if ended.code != 0:
-                print(tail(ended.out, 40), file=sys.stderr)
-                print(f"mutants --engine: the gate does not PASS the unmutated engine (exit {ended.code}); no score.", file=sys.stderr)
-                return 2
-            seconds = ended.seconds
-            print(f"clean run: the gate's verdict on the unmutated engine, in {seconds:.1f} s:", flush=True)
-            print("\n".join(line for line in ended.out.splitlines() if line.startswith(("=== gate verdict", "  "))), flush=True)
-        timeout = args.timeout or max(120.0, 10.0 * seconds)
+        files = plant(m, root)
+    except StaleMutant as exc:
+        return Result(m.id, m.title, "error", None, time.monotonic() - start, str(exc))
+    status, by, detail = verdict(gate(root, engine, module_names(files), args, tests, timeout), timeout)
+    r = Result(m.id, m.title, status, by, time.monotonic() - start, detail)
+    print(f"  {m.id} {status:8s} {r.seconds:5.1f} s  {by or detail.splitlines()[0] if detail else by or ''}", flush=True)
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return r
 
-        def one(m: Mutant) -> Result:
-            start = time.monotonic()
-            root = work / m.id
-            mirror(site, engine, root)
-            try:
-                files = plant(m, root)
-            except StaleMutant as exc:
-                return Result(m.id, m.title, "error", None, time.monotonic() - start, str(exc))
-            status, by, detail = verdict(gate(root, engine, module_names(files), args, pytest_args, timeout), timeout)
-            r = Result(m.id, m.title, status, by, time.monotonic() - start, detail)
-            print(f"  {m.id} {status:8s} {r.seconds:5.1f} s  {by or detail.splitlines()[0] if detail else by or ''}", flush=True)
-            if not args.keep:
-                shutil.rmtree(root, ignore_errors=True)
-            return r
 
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            results = list(pool.map(one, mutants))
-    finally:
-        if args.keep:
-            print(f"mirrors kept in {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print()
+def clean_run(engine: Engine, clean: Path, args: argparse.Namespace, tests: list[str]) -> float | None:
+    """The unmutated engine's run, printed: its seconds, or None when it fails (no score then)."""
+    if tests:  # the tests narrowed: the clean run is those tests on the mirror
+        run = gate(clean, engine, (), args, tests, None)
+        status, by, detail = verdict(run, None)
+        if status != "survived":
+            print(tail(run.ended.out, 40), file=sys.stderr)
+            why = f"{by} failed" if by else detail.splitlines()[0]
+            print(f"mutants --engine {engine.name}: the tests do not pass on the unmutated engine ({why}); no score.", file=sys.stderr)
+            return None
+        print(f"clean run ({engine.name}): passed in {run.ended.seconds:.1f} s", flush=True)
+        return run.ended.seconds
+    ended = gate_clean(engine)
+    if ended.code != 0:
+        print(tail(ended.out, 40), file=sys.stderr)
+        print(f"mutants --engine {engine.name}: the gate does not PASS the unmutated engine (exit {ended.code}); no score.", file=sys.stderr)
+        return None
+    print(f"clean run ({engine.name}): the gate's verdict on the unmutated engine, in {ended.seconds:.1f} s:", flush=True)
+    print("\n".join(line for line in ended.out.splitlines() if line.startswith(("=== gate verdict", "  "))), flush=True)
+    return ended.seconds
+
+
+def score(run: EngineRun, results: list[Result], json_path: str | None) -> int:
+    """Print one engine's table and score, write its JSON; 0 when every kill that should happen did."""
+    engine, mutants = run.engine, run.mutants
+    print(f"\n== {engine.name} (adapter {engine.adapter})")
+    if not mutants:
+        print(f"score (engine {engine.name}): its clean run passed; no field bugs are planted through this adapter")
+        return 0
     print_table(results, False)
     killed = sum(r.status == "killed" for r in results)
     errors = [r for r in results if r.status == "error"]
@@ -218,14 +217,74 @@ def main(argv: list[str]) -> int:
             note = next(m.notes for m in mutants if m.id == r.id)
             print(f"\n{r.id} survived: {note}")
     ok = not errors and not unexpected
+    seconds = sum(r.seconds for r in results)
     print(f"\nscore (engine {engine.name}): {killed}/{len(results)} killed, {len(errors)} errors, "
           f"survivors {', '.join(r.id for r in results if r.status == 'survived') or 'none'} "
           f"({'all explained' if not unexpected else 'UNEXPECTED: ' + ', '.join(unexpected)}), "
-          f"{time.monotonic() - t0:.1f} s wall -> {'PASS' if ok else 'FAIL'}")
-    if args.json:
-        Path(args.json).write_text(json.dumps({
+          f"{seconds:.1f} s of mutant runs -> {'PASS' if ok else 'FAIL'}")
+    if json_path:
+        Path(json_path.format(engine=engine.name)).write_text(json.dumps({
             "engine": engine.name,
             "mutants": [{"id": r.id, "title": r.title, "status": r.status, "killed_by": r.killed_by, "seconds": round(r.seconds, 1)} for r in results],
             "killed": killed, "total": len(results),
         }, indent=2) + "\n", encoding="utf-8")
     return 0 if ok else 1
+
+
+def main(argv: list[str]) -> int:
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, pytest_args = argv[:cut], argv[cut + 1 :]
+    else:
+        pytest_args = []
+    parser = argparse.ArgumentParser(prog="python -m mutants --engine", description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--engine", required=True, metavar="NAME[,NAME...]", help=f"one or more of {', '.join(sorted(ENGINES))}, comma-separated")
+    parser.add_argument("--only", metavar="IDS")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="mutants at once")
+    parser.add_argument("--inner-jobs", type=int, default=0, help="pytest -n inside each mutant run (default 0)")
+    parser.add_argument("--json", metavar="PATH", help="write each engine's results as JSON; {engine} in PATH is its name")
+    parser.add_argument("--timeout", type=float, default=0.0)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.engine.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown or not names:
+        parser.error(f"--engine: unknown {', '.join(unknown) or 'nothing given'}; choose from {', '.join(sorted(ENGINES))}")
+    if args.json and len(names) > 1 and "{engine}" not in args.json:
+        parser.error("--json: with several engines, PATH must hold {engine}")
+    sys.path.insert(0, str(ADAPTERS))
+    runs = []
+    for name in names:
+        engine = ENGINES[name]
+        mutants = engine_mutants(engine)
+        if args.only:
+            wanted = {s.strip() for s in args.only.split(",")}
+            mutants = [m for m in mutants if m.id in wanted]
+        runs.append(EngineRun(engine, survivors_first(mutants)))
+    work = Path(tempfile.mkdtemp(prefix="engine-mutants-"))
+    t0 = time.monotonic()
+    # The clean runs one after the other, here; each engine's mutants go to the pool as soon as its clean run
+    # passes, and run while the next engine's clean run does: the cores never wait for one long survivor.
+    pool = ThreadPoolExecutor(max_workers=args.jobs)
+    try:
+        for run in runs:
+            engine = run.engine
+            site = site_root(engine)
+            print(f"\nmutants --engine {engine.name}: {len(run.mutants)} mutants of {site / engine.package}, adapter {engine.adapter}", flush=True)
+            mirror(site, engine, work / f"clean-{engine.name}")
+            seconds = clean_run(engine, work / f"clean-{engine.name}", args, pytest_args)
+            if seconds is None:
+                run.code = 2
+                continue
+            timeout = args.timeout or max(120.0, 10.0 * seconds)
+            run.futures = [pool.submit(one, engine, m, site, work, args, pytest_args, timeout) for m in run.mutants]
+        results = [[f.result() for f in run.futures] for run in runs]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if args.keep:
+            print(f"mirrors kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    codes = [run.code or score(run, rs, args.json) for run, rs in zip(runs, results)]
+    print(f"\nengines {', '.join(names)}: {time.monotonic() - t0:.1f} s wall -> {'PASS' if not any(codes) else 'FAIL'}")
+    return max(codes)
