@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from paged_gate.conformance import LISTED_PASSED
 from tests import xfails
 
 XFAILS: dict[str, xfails.Entry] = {}  # --xfails, read in every process (the controller, each worker)
@@ -71,5 +72,5 @@ def judge_listed(report: pytest.TestReport, call: pytest.CallInfo[None]) -> None
         else:
             report.sections.append((XFAILS_SECTION, f"{listed.where} expects {listed.expects!r}; the failure is:\n{message}"))
     elif report.passed and call.when == "call":
-        fail(report, f"outcome=passed, but should be the failure {listed.where} lists, {listed.expects!r} [{report.nodeid}]: "
+        fail(report, f"{LISTED_PASSED} {listed.where} lists, {listed.expects!r} [{report.nodeid}]: "
                      "xfails are strict, so a listed test that passes fails; take its entry off the list")
