@@ -84,6 +84,8 @@ def _ask_for_memory(pool_bytes: int) -> None:
 
 
 def _integer(value: Any, what: str) -> int:
+    if type(value) is int:  # the common case, answered at once (a bool's type is bool, not int)
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{what} must be an integer, got {value!r}")
     return int(value)
@@ -200,6 +202,10 @@ class ModelKVCache:
     def table(self, seq_id: int, layer: int = 0) -> list[int]:
         """block_table's ids as a list, for a live sequence (unchecked: an observer's, on the hot path)."""
         return self.group_tables[self.group_of[layer]][seq_id]
+
+    def length(self, seq_id: int, layer: int) -> int:
+        """seq_len's answer for a live sequence and a layer in range (unchecked: an observer's, on the hot path)."""
+        return len(self.tokens[seq_id][layer])
 
     def released_count(self) -> int:
         """How many blocks' lifetimes have ended (each went back to the pool)."""
@@ -492,7 +498,7 @@ class ModelKVCache:
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
         sid = self._live(seq_id)
-        return len(self.tokens[sid][self._layer(layer)])
+        return self.length(sid, self._layer(layer))
 
     def block_table(self, seq_id: int, layer: int = 0) -> np.ndarray:
         """The table of the layer's group."""

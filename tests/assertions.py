@@ -18,9 +18,10 @@ from wire.diff import array_difference, list_difference, shorten
 
 
 def same_bits(a: Any, b: Any) -> bool:
-    """Equal shape, dtype float16, and the very same float16 bit patterns (NaN and -0.0 included)."""
+    """Equal shape, dtype float16, and the very same float16 bit patterns (NaN and -0.0 included): of one dtype
+    and shape, their bytes in C order are equal (one comparison, several times cheaper than array_equal)."""
     a, b = np.asarray(a), np.asarray(b)
-    return a.dtype == b.dtype == np.float16 and a.shape == b.shape and np.array_equal(a.view(np.uint16), b.view(np.uint16))
+    return a.dtype == b.dtype == np.float16 and a.shape == b.shape and a.tobytes() == b.tobytes()
 
 
 def short(value: Any) -> str:
@@ -56,9 +57,28 @@ def message(what: str, got: Any, want: Any, call: str) -> str:
     return text
 
 
+PLAIN = (int, str, bool, dict)  # types for which `differs` is None exactly when got == want
+EXACT_KINDS = "biuf"  # dtype kinds (of up to 8 bytes) whose arrays `differs` finds equal exactly when their bytes are
+
+
+def plainly_equal(got: Any, want: Any) -> bool:
+    """A shortcut for the passing path: True only when `differs` would be None, found without its entry by entry walk
+    (False says nothing: `differs` decides)."""
+    if type(got) is not type(want):
+        return False
+    if type(got) in PLAIN:
+        return bool(got == want)
+    return (
+        type(got) is np.ndarray and got.dtype == want.dtype and got.dtype.kind in EXACT_KINDS and got.dtype.itemsize <= 8
+        and got.shape == want.shape and got.tobytes() == want.tobytes()
+    )
+
+
 def assert_equal(what: str, got: Any, want: Any, call: str) -> None:
     """got == want; else the message names what, both values (or their first difference) and the call."""
     __tracebackhide__ = True
+    if plainly_equal(got, want):
+        return
     if differs(got, want) is not None:
         raise AssertionError(message(what, got, want, call))
 

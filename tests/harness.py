@@ -227,7 +227,8 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
     assert_equal("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks(), f"num_free_blocks(){when}")
     for s in model.tables:
         table = cache.block_table(s)
-        assert_equal(f"block_table({s}).dtype", str(table.dtype), "int32", f"block_table({s}){when}")
+        if table.dtype != np.int32:  # else str(table.dtype) is "int32": the check passes, unwritten
+            assert_equal(f"block_table({s}).dtype", str(table.dtype), "int32", f"block_table({s}){when}")
         assert_table(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), model.num_blocks, f"block_table({s}){when}")
         for layer in group_layers(model):
             got = cache.block_table(s, layer).tolist()
@@ -238,6 +239,8 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
         for layer in layers:
             got, want = cache.gather(s, layer), model.gather(s, layer)
             for name, g, w in zip("kv", got, want):
+                if isinstance(g, np.ndarray) and g.flags.c_contiguous and assertions.same_bits(g, w):
+                    continue  # both checks below pass: their messages are written for a failure only
                 contiguous = isinstance(g, np.ndarray) and g.flags.c_contiguous
                 assert_equal(f"gather({s}, {layer}) {name} is a C-contiguous ndarray", contiguous, True, f"gather({s}, {layer}){when}")
                 assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer}){when}")

@@ -54,7 +54,7 @@ class Before:
 
 def full_blocks(model: ModelKVCache, seq: int) -> int:
     """How many of `seq`'s blocks are full: every layer written to the block's end."""
-    return min(model.seq_len(seq, layer) for layer in range(model.n_layers)) // model.block_size
+    return min(model.length(seq, layer) for layer in range(model.n_layers)) // model.block_size
 
 
 class Observer:
@@ -153,7 +153,7 @@ class Observer:
 
     def stepped(self, model: ModelKVCache | None) -> None:
         """After a step: the state the invariant compares and the next step starts from."""
-        if model is None or model.closed:
+        if model is None or model.closed or "layers diverging" in self.reached:  # nothing more to reach here
             return
-        if any(len({model.seq_len(s, layer) for layer in range(model.n_layers)}) > 1 for s in model.tables):
+        if any(len({model.length(s, layer) for layer in range(model.n_layers)}) > 1 for s in model.tables):
             self.reach("layers diverging")
