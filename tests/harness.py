@@ -239,9 +239,9 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
         for layer in layers:
             got, want = cache.gather(s, layer), model.gather(s, layer)
             for name, g, w in zip("kv", got, want):
-                if isinstance(g, np.ndarray) and g.flags.c_contiguous and assertions.same_bits(g, w):
-                    continue  # both checks below pass: their messages are written for a failure only
                 contiguous = isinstance(g, np.ndarray) and g.flags.c_contiguous
+                if contiguous and assertions.same_bits(g, w):
+                    continue  # both checks below pass: their messages are written for a failure only
                 assert_equal(f"gather({s}, {layer}) {name} is a C-contiguous ndarray", contiguous, True, f"gather({s}, {layer}){when}")
                 assert_same_bits(f"gather({s}, {layer}) {name}", g, w, f"gather({s}, {layer}){when}")
     return stats
