@@ -96,7 +96,12 @@ def apply_mutant(mutant: Mutant, root: Path) -> list[str]:
     for edit in mutant.edits:
         _apply_edit(mutant, edit, texts, root)
     for name, text in texts.items():
-        (root / name).write_text(text, encoding="utf-8")
+        path = root / name
+        path.write_text(text, encoding="utf-8")
+        # The copy may hold bytecode compiled from the unmutated file (the clean run's, or a mirror's link to the
+        # installed one): dropped, so Python and pytest's assertion rewriter compile the edited source.
+        for stale in path.parent.glob(f"__pycache__/{path.stem}.*.pyc"):
+            stale.unlink()
     return sorted(texts)
 
 

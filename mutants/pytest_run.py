@@ -83,9 +83,11 @@ def run_pytest(
     flags: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     timeout: float | None,
+    write_bytecode: bool = False,
 ) -> PytestRun:
     """Run `pytest -x` on the tests with the guard written into root, under the `mutation` Hypothesis profile
-    (or the one `env` names)."""
+    (or the one `env` names). A mutant's run never writes bytecode; a clean run may (`write_bytecode`), so that
+    the mutants' copies of its folder start with the unedited modules compiled and their tests rewritten."""
     shutil.copyfile(guard.__file__, root / f"{GUARD}.py")
     (root / f"{GUARD}.json").write_text(
         json.dumps({"impl": expect.impl, "import": list(expect.imports), "modules": list(expect.modules)}), encoding="utf-8"
@@ -99,6 +101,8 @@ def run_pytest(
         PAGED_IMPL=expect.impl,
         PYTHONDONTWRITEBYTECODE="1",
     )
+    if write_bytecode:
+        del environment["PYTHONDONTWRITEBYTECODE"]
     environment.update(env or {})
     environment.pop("PYTEST_ADDOPTS", None)
     environment.pop("CI", None)  # the profile is set explicitly; CI would only pick the ci profile

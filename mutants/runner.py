@@ -68,7 +68,7 @@ IGNORE = shutil.ignore_patterns(
 class Result:
     id: str
     title: str
-    status: str  # killed, survived, error
+    status: str  # killed, survived, error (engines: also "not run", an expected survivor only planted)
     killed_by: str | None
     seconds: float
     detail: str = ""
@@ -189,9 +189,10 @@ def snapshot(dest: Path) -> None:
     shutil.copytree(REPO, dest, ignore=IGNORE, symlinks=True)
 
 
-def suite_run(root: Path, target: Target, pytest_args: list[str], timeout: float | None, workers: int = 0) -> PytestRun:
-    """The suite on the copy at root, run there with only the copy on PYTHONPATH."""
-    return run_pytest(root, target.guard(root), pytest_args, pythonpath=[root], cwd=root, workers=workers, env=target.settings(root), timeout=timeout)
+def suite_run(root: Path, target: Target, pytest_args: list[str], timeout: float | None, workers: int = 0, clean: bool = False) -> PytestRun:
+    """The suite on the copy at root, run there with only the copy on PYTHONPATH; the clean run writes the
+    bytecode each mutant's copy of root starts with."""
+    return run_pytest(root, target.guard(root), pytest_args, pythonpath=[root], cwd=root, workers=workers, env=target.settings(root), timeout=timeout, write_bytecode=clean)
 
 
 def run_explorer(root: Path, target: Target, depth: int, timeout: float | None) -> tuple[int | None, str, dict[str, object], float]:
@@ -324,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             code, out, payload, clean_s = run_explorer(base, target, args.exhaustive, None)
             status, by, detail, _ = explorer_verdict(code, out, payload, base, target, None)
         else:
-            clean = suite_run(base, target, pytest_args, None, workers)
+            clean = suite_run(base, target, pytest_args, None, workers, clean=True)
             status, by, detail = verdict(clean, None)
             out, clean_s = clean.ended.out, clean.ended.seconds
         if status != "survived":

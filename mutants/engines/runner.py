@@ -90,15 +90,15 @@ def site_root(engine: Engine) -> Path:
 
 
 def mirror(site: Path, engine: Engine, dest: Path) -> None:
-    """dest/<package>: the installed engine's folders, every file a symlink to the installed one."""
+    """dest/<package>: the installed engine's folders, every file a symlink to the installed one, its compiled
+    bytecode too (valid for the links, which have the installed files' times and sizes; a planted file's is
+    dropped, mutants/__init__.py)."""
     src = site / engine.package
-    for folder, dirs, files in os.walk(src):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
+    for folder, _dirs, files in os.walk(src):
         rel = Path(folder).relative_to(site)
         (dest / rel).mkdir(parents=True, exist_ok=True)
         for f in files:
-            if not f.endswith(".pyc"):
-                os.symlink(Path(folder) / f, dest / rel / f)
+            os.symlink(Path(folder) / f, dest / rel / f)
 
 
 def plant(mutant: Mutant, root: Path) -> list[str]:
@@ -143,10 +143,15 @@ def gate_clean(engine: Engine) -> Ended:
     return run_with_timeout(cmd, REPO, env, None)
 
 
+def expected_survivor(m: Mutant) -> bool:
+    """A mutant its notes explain as one the suite cannot see through the adapter (`SURVIVOR ...`)."""
+    return m.notes.startswith("SURVIVOR")
+
+
 def survivors_first(mutants: list[Mutant]) -> list[Mutant]:
     """The expected survivors first: each runs the whole suite (the longest runs), so started first they end
     beside the others' kills instead of alone after them."""
-    return sorted(mutants, key=lambda m: not m.notes.startswith("SURVIVOR"))
+    return sorted(mutants, key=lambda m: not expected_survivor(m))
 
 
 @dataclass
@@ -168,6 +173,11 @@ def one(engine: Engine, m: Mutant, site: Path, work: Path, args: argparse.Namesp
         files = plant(m, root)
     except StaleMutant as exc:
         return Result(m.id, m.title, "error", None, time.monotonic() - start, str(exc))
+    if args.plant_survivors_only and expected_survivor(m):
+        shutil.rmtree(root, ignore_errors=True)
+        r = Result(m.id, m.title, "not run", None, time.monotonic() - start, "an expected survivor: planted, its suite not run")
+        print(f"  {m.id} not run  {r.seconds:5.1f} s  an expected survivor: planted (its edit still applies), its whole-suite run skipped", flush=True)
+        return r
     status, by, detail = verdict(gate(root, engine, module_names(files), args, tests, timeout), timeout)
     r = Result(m.id, m.title, status, by, time.monotonic() - start, detail)
     print(f"  {m.id} {status:8s} {r.seconds:5.1f} s  {by or detail.splitlines()[0] if detail else by or ''}", flush=True)
@@ -210,17 +220,20 @@ def score(run: EngineRun, results: list[Result], json_path: str | None) -> int:
     errors = [r for r in results if r.status == "error"]
     for r in errors:
         print(f"\n{r.id} error:\n{r.detail}")
-    expected_survivors = {m.id for m in mutants if m.notes.startswith("SURVIVOR")}
+    expected_survivors = {m.id for m in mutants if expected_survivor(m)}
     unexpected = [r.id for r in results if r.status == "survived" and r.id not in expected_survivors]
+    not_run = [r.id for r in results if r.status == "not run"]
     for r in results:
-        if r.status == "survived":
+        if r.status in ("survived", "not run"):
             note = next(m.notes for m in mutants if m.id == r.id)
-            print(f"\n{r.id} survived: {note}")
+            print(f"\n{r.id} {'survived' if r.status == 'survived' else 'not run (planted only)'}: {note}")
     ok = not errors and not unexpected
     seconds = sum(r.seconds for r in results)
-    print(f"\nscore (engine {engine.name}): {killed}/{len(results)} killed, {len(errors)} errors, "
+    ran = len(results) - len(not_run)
+    skipped = (f"; expected survivors planted, not run (--plant-survivors-only): {', '.join(not_run)}" if not_run else "")
+    print(f"\nscore (engine {engine.name}): {killed}/{ran} run killed, {len(errors)} errors, "
           f"survivors {', '.join(r.id for r in results if r.status == 'survived') or 'none'} "
-          f"({'all explained' if not unexpected else 'UNEXPECTED: ' + ', '.join(unexpected)}), "
+          f"({'all explained' if not unexpected else 'UNEXPECTED: ' + ', '.join(unexpected)}){skipped}, "
           f"{seconds:.1f} s of mutant runs -> {'PASS' if ok else 'FAIL'}")
     if json_path:
         Path(json_path.format(engine=engine.name)).write_text(json.dumps({
@@ -245,6 +258,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", metavar="PATH", help="write each engine's results as JSON; {engine} in PATH is its name")
     parser.add_argument("--timeout", type=float, default=0.0)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument(
+        "--plant-survivors-only", action="store_true",
+        help="plant the expected survivors (notes starting SURVIVOR) to prove their edits still apply, but skip their "
+        "whole-suite runs: a survivor's run cannot change the verdict (only an unexpected survivor fails it)",
+    )
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.engine.split(",") if n.strip()]
     unknown = [n for n in names if n not in ENGINES]
