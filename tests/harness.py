@@ -210,10 +210,22 @@ def snapshot(cache: Any, seqs: Iterable[int], n_layers: int) -> dict[str, Any]:
     return state
 
 
-def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | None = None, when: str = "") -> dict[str, int]:
+@dataclass
+class Reads:
+    """What one comparison got from the cache, for checks of their own with no second request: each live
+    sequence's `block_table(s)`, and each compared gather's arrays beside the model's."""
+
+    tables: dict[int, Any] = field(default_factory=dict)
+    gathers: dict[tuple[int, int], tuple[Any, Any]] = field(default_factory=dict)  # (seq, layer): (cache's (k, v), model's)
+
+
+def assert_matches_model(
+    cache: Any, model: ModelKVCache, seqs: Iterable[int] | None = None, when: str = "", reads: Reads | None = None
+) -> dict[str, int]:
     """The cache's stats, free count, every live table and length, and the given sequences' gathers (every
     live one's by default) equal the model's; returns the cache's stats (for checks of their own, with no
-    second request). `when` follows each failure's call, e.g. ", after the refused free(3)"."""
+    second request). `when` follows each failure's call, e.g. ", after the refused free(3)". With `reads`,
+    the arrays the cache returned are kept in it."""
     __tracebackhide__ = True
     layers = range(model.n_layers)
     gathered = list(model.tables if seqs is None else seqs)
@@ -227,6 +239,8 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
     assert_equal("num_free_blocks()", cache.num_free_blocks(), model.num_free_blocks(), f"num_free_blocks(){when}")
     for s in model.tables:
         table = cache.block_table(s)
+        if reads is not None:
+            reads.tables[s] = table
         if table.dtype != np.int32:  # else str(table.dtype) is "int32": the check passes, unwritten
             assert_equal(f"block_table({s}).dtype", str(table.dtype), "int32", f"block_table({s}){when}")
         assert_table(f"block_table({s})", table.tolist(), model.block_table(s).tolist(), model.num_blocks, f"block_table({s}){when}")
@@ -238,6 +252,8 @@ def assert_matches_model(cache: Any, model: ModelKVCache, seqs: Iterable[int] | 
     for s in gathered:
         for layer in layers:
             got, want = cache.gather(s, layer), model.gather(s, layer)
+            if reads is not None:
+                reads.gathers[s, layer] = got, want
             for name, g, w in zip("kv", got, want):
                 contiguous = isinstance(g, np.ndarray) and g.flags.c_contiguous
                 if contiguous and assertions.same_bits(g, w):

@@ -123,9 +123,9 @@ class CacheMachine(RuleBasedStateMachine):
         except Exception as exc:  # noqa: BLE001 - every model error is matched below
             self.observed.after(self.model, seen, exc)
             if pinned is not None:
-                assert_equal(f"the model's error for {name}{args!r}", type(exc).__name__, pinned.__name__, "the contract's row for the fault")
+                assert_equal(f"the model's error for {name}({shown(args)})", type(exc).__name__, pinned.__name__, "the contract's row for the fault")
             if not harness.sent_ahead(self.cache, name, args, exc):
-                assert_raises(harness.expected_error(exc), f"{name}{args!r}", lambda: getattr(self.cache, name)(*args))
+                assert_raises(harness.expected_error(exc), f"{name}({shown(args)})", lambda: getattr(self.cache, name)(*args))
             self.check_matches_model(self.live, when=f", after the refused {name}({shown(args)})"[:200])
             self.verified = True
             return exc
@@ -327,35 +327,36 @@ class CacheMachine(RuleBasedStateMachine):
         """The cache's observables are the model's: stats, free counts, every live table and length, and the
         gathers of `touched`; what the cache hands out is not a view of its memory."""
         assert self.model is not None
-        stats = harness.assert_matches_model(self.cache, self.model, seqs=touched, when=when)
+        reads = harness.Reads()
+        stats = harness.assert_matches_model(self.cache, self.model, seqs=touched, when=when, reads=reads)
         assert_equal("stats() keys", sorted(stats), ["cached", "evictions", "free", "used"], f"stats(){when}")
         assert_equal("stats() types", [type(stats[k]).__name__ for k in sorted(stats)], ["int"] * 4, f"stats(){when}")
         assert_equal("free + used + cached", stats["free"] + stats["used"] + stats["cached"], self.model.num_blocks, f"stats(){when}")
         if not harness.is_wire():  # a driver's arrays are decoded afresh: aliasing is the Python surface's
-            self.check_not_views(touched)
+            self.check_not_views(touched, reads)
         self.touched.clear()
 
-    def check_not_views(self, seqs: list[int]) -> None:
-        """Scribbling on what gather and block_table returned changes nothing in the cache."""
+    def check_not_views(self, seqs: list[int], reads: harness.Reads) -> None:
+        """Scribbling on what gather and block_table returned (in `reads`, just compared with the model) changes
+        nothing in the cache, and what they return next shares no memory with it."""
         assert self.model is not None
         for s in seqs:
-            table = self.cache.block_table(s)
-            assert_equal(f"block_table({s}) shares memory with the array it returned before", np.shares_memory(table, self.cache.block_table(s)), False, f"block_table({s})")
+            table = reads.tables[s]
             if table.size:
                 table[...] = -7
-            assert_equal(f"block_table({s}) after changing the array it returned", self.cache.block_table(s).tolist(), self.model.block_table(s).tolist(), f"block_table({s})")
+            again = self.cache.block_table(s)
+            assert_equal(f"block_table({s}) shares memory with the array it returned before", np.shares_memory(table, again), False, f"block_table({s})")
+            assert_equal(f"block_table({s}) after changing the array it returned", again.tolist(), self.model.block_table(s).tolist(), f"block_table({s})")
             for li in range(self.model.n_layers):
-                k, v = self.cache.gather(s, li)
-                k2, v2 = self.cache.gather(s, li)
-                shared = [pair for pair, a, b in (("k, k", k, k2), ("v, v", v, v2), ("k, v", k, v)) if np.shares_memory(a, b)]
-                assert_equal(f"arrays of two gather({s}, {li}) that share memory", shared, [], f"gather({s}, {li})")
+                (k, v), (want_k, want_v) = reads.gathers[s, li]
                 if k.size:
                     k[...] = 3.0
                     v[...] = -5.0
-                want_k, want_v = self.model.gather(s, li)
-                got_k, got_v = self.cache.gather(s, li)
-                assert_same_bits(f"gather({s}, {li}) k after changing the arrays it returned", got_k, want_k, f"gather({s}, {li})")
-                assert_same_bits(f"gather({s}, {li}) v after changing the arrays it returned", got_v, want_v, f"gather({s}, {li})")
+                k2, v2 = self.cache.gather(s, li)
+                shared = [pair for pair, a, b in (("k, k", k, k2), ("v, v", v, v2), ("k, v", k, v)) if np.shares_memory(a, b)]
+                assert_equal(f"arrays of two gather({s}, {li}) that share memory", shared, [], f"gather({s}, {li})")
+                assert_same_bits(f"gather({s}, {li}) k after changing the arrays it returned", k2, want_k, f"gather({s}, {li})")
+                assert_same_bits(f"gather({s}, {li}) v after changing the arrays it returned", v2, want_v, f"gather({s}, {li})")
 
     # -- teardown -------------------------------------------------------------------------------------
 
