@@ -212,8 +212,8 @@ def snapshot(cache: Any, seqs: Iterable[int], n_layers: int) -> dict[str, Any]:
 
 @dataclass
 class Reads:
-    """What one comparison got from the cache, for checks of their own with no second request: each live
-    sequence's `block_table(s)`, and each compared gather's arrays beside the model's."""
+    """What one comparison got from the cache, kept so that a check of its own need not fetch it again: each
+    live sequence's `block_table(s)`, and each compared gather's arrays beside the model's."""
 
     tables: dict[int, Any] = field(default_factory=dict)
     gathers: dict[tuple[int, int], tuple[Any, Any]] = field(default_factory=dict)  # (seq, layer): (cache's (k, v), model's)
