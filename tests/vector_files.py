@@ -20,15 +20,19 @@ import pytest
 from tests import harness
 from tests.assertions import assert_no_difference
 from paged_gate.locate import vector_files, vectors_dir
-from wire.transcript import read
+from wire.transcript import read, read_header
 
 VECTORS = vectors_dir()  # the checkout's ci/vectors, or the copy an installed gate ships
 FILES = vector_files()
 
 
 def params(widths: bool) -> list[Any]:
-    """The vectors of the integer ranges (`range-*`) if `widths`, else every other vector."""
-    return [pytest.param(p, id=p.stem) for p in FILES if p.name.startswith("range-") == widths]
+    """The vectors of the integer ranges (`range-*`) if `widths`, else every other vector; each marked as
+    needing what its `requires` names (a port without it skips it, as the replay would)."""
+    return [
+        pytest.param(p, id=p.stem, marks=[pytest.mark.needs(*needs)] if (needs := read_header(p).requires) else [])
+        for p in FILES if p.name.startswith("range-") == widths
+    ]
 
 
 def check_vector(path: Path) -> None:

@@ -93,6 +93,17 @@ def read(path: Path) -> Transcript:
     return parse(path.read_text(encoding="ascii"))
 
 
+def read_header(path: Path) -> Transcript:
+    """The transcript's metadata and no step: its lines up to the first request, for a look at many files."""
+    lines = []
+    with path.open(encoding="ascii") as text:
+        for line in text:
+            if line.strip() and not line.startswith("#"):
+                break
+            lines.append(line)
+    return parse("".join(lines))
+
+
 def matches(want: str, got: str, request: str = "") -> bool:
     """The protocol's rule: equal, except that an expected `err KIND ...` matches any `err KIND` message,
     and an expected `ok VERSION` to a `hello` any answer that starts so (the rest is the driver's name,

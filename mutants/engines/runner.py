@@ -19,6 +19,10 @@ The way --rust works for the Rust port, with the engine's installed source in pl
 4. Verdicts as the planted mutants' (mutants/pytest_run.py, the same code): a failed test is
    `killed` (by the first one), exit 0 `survived`, anything else `error`.
 
+An adapter that adds a capability to another's (vllm_window and vllm_window_served add sliding_window to
+vllm_v1) is gated, clean and with its mutants, on the tests that need it alone when that other is gated in
+full earlier in the same run (`narrowing`: the rest would run the same code twice); its gate says PARTIAL.
+
 With several engines, their clean runs go one after the other and every engine's mutants share one pool of
 -j runs, each engine's queued as soon as its clean run passes, the expected survivors (whole-suite runs) first.
 
@@ -56,21 +60,54 @@ class Engine:
     package: str  # the folder under site-packages
     adapter: str  # the adapter module in engines/
     prefix: str  # the mutant ids' letter; "" for a gate alone (no mutants)
+    adds: str = ""  # the capability this adapter adds to `base`'s adapter, which it is without it (`narrowing`)
+    base: str = ""
 
 
 ENGINES = {
     "vllm": Engine("vllm", "vllm", "vllm_v1", "v"),
     "nano-vllm": Engine("nano-vllm", "nanovllm", "nano_vllm", "n"),
     # vLLM's sliding-window bugs (wNN), gated through the window adapter (its SlidingWindowManager)
-    "vllm-window": Engine("vllm-window", "vllm", "vllm_window", "w"),
+    "vllm-window": Engine("vllm-window", "vllm", "vllm_window", "w", adds="sliding_window", base="vllm"),
     # vLLM's retention bugs (tNN), gated through vllm_window_served (prefix_cache_retention_interval=0)
-    "vllm-window-served": Engine("vllm-window-served", "vllm", "vllm_window_served", "t"),
+    "vllm-window-served": Engine("vllm-window-served", "vllm", "vllm_window_served", "t", adds="sliding_window", base="vllm"),
     # vLLM's hybrid and retention bugs (hNN), gated through vllm_hybrid_served (HybridKVCacheCoordinator, retention 0)
     "vllm-hybrid": Engine("vllm-hybrid", "vllm", "vllm_hybrid_served", "h"),
     # vLLM's hybrid manager as our adapter configures it (dense registration): its gate alone; the hNN bugs are
     # planted through vllm_hybrid_served, whose gate covers the same calls
     "vllm-hybrid-dense": Engine("vllm-hybrid-dense", "vllm", "vllm_hybrid", ""),
 }
+
+
+# What an adapter narrowed to the capability it adds may define beyond its base adapter's cache: how the cache is
+# built. Built without the capability, its backend must be the base's class (checked by `same_as_base`).
+BUILDS = {"__init__", "make_backend", "window_backend"}
+
+
+def same_as_base(engine: Engine) -> str:
+    """Why the engine's adapter, built without the capability it adds, may not run its base's code ("" when it
+    runs it): its backend is another class, or a class of its own defines a method beyond BUILDS."""
+    cls = importlib.import_module(engine.adapter).PagedKVCache
+    base = importlib.import_module(ENGINES[engine.base].adapter).PagedKVCache
+    for caching in (False, True):
+        mine, theirs = (type(c(8, 2, 1, 1, 2, prefix_caching=caching)._engine) for c in (cls, base))
+        if mine is not theirs:
+            return f"with prefix_caching={caching} and no {engine.adds}, its backend is {mine.__qualname__}, not {theirs.__qualname__}"
+    own = {name for k in cls.__mro__ if k not in base.__mro__ for name, v in vars(k).items() if callable(v)} - BUILDS
+    return f"{cls.__module__}.PagedKVCache defines {', '.join(sorted(own))} beyond building the cache" if own else ""
+
+
+def narrowing(engine: Engine, before: list[str]) -> list[str]:
+    """The pytest arguments that narrow the engine's runs (its clean gate and its mutants') to the tests that need
+    the capability its adapter adds (`--needing`), when its base is gated earlier in the run (`before`): the
+    other tests build no window (each passes against the base, whose constructor does not take it, or is
+    marked), and the adapter built without it is the base's cache (`same_as_base`). Else none: the whole suite."""
+    if not engine.adds or engine.base not in before:
+        return []
+    differs = same_as_base(engine)
+    if differs:
+        raise SystemExit(f"mutants --engine {engine.name}: cannot narrow its gate to the tests that need {engine.adds}: {differs}")
+    return [f"--needing={engine.adds}"]
 
 
 def engine_mutants(engine: Engine) -> list[Mutant]:
@@ -132,13 +169,15 @@ def gate(root: Path, engine: Engine, modules: tuple[str, ...], args: argparse.Na
     )
 
 
-def gate_clean(engine: Engine) -> Ended:
+def gate_clean(engine: Engine, tests: list[str]) -> Ended:
     """The clean run: the gate itself (`python -m paged_gate`, as ci/engines used to run before the
     mutants) on the installed, unmutated engine, under the profile its adapter declares, with its
     xfails. The mutants' suite runs are that gate's suite with one file of the engine edited, so a
-    PASS here is the baseline they are scored against, and nothing is run twice."""
+    PASS here is the baseline they are scored against, and nothing is run twice. `tests`: pytest's
+    arguments after the gate's `--` (a narrowed engine's `--needing`), its PARTIAL verdict then exiting 0."""
     xfails = ADAPTERS / f"{engine.adapter}.xfails"
     cmd = [sys.executable, "-m", "paged_gate", "--impl", engine.adapter, *(["--xfails", str(xfails)] if xfails.exists() else [])]
+    cmd += ["--partial-ok", "--", *tests] if tests else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ADAPTERS), str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     return run_with_timeout(cmd, REPO, env, None)
 
@@ -186,9 +225,9 @@ def one(engine: Engine, m: Mutant, site: Path, work: Path, args: argparse.Namesp
     return r
 
 
-def clean_run(engine: Engine, clean: Path, args: argparse.Namespace, tests: list[str]) -> float | None:
+def clean_run(engine: Engine, clean: Path, args: argparse.Namespace, tests: list[str], narrowed: bool) -> float | None:
     """The unmutated engine's run, printed: its seconds, or None when it fails (no score then)."""
-    if tests:  # the tests narrowed: the clean run is those tests on the mirror
+    if tests and not narrowed:  # the tests narrowed by hand: the clean run is those tests on the mirror
         run = gate(clean, engine, (), args, tests, None)
         status, by, detail = verdict(run, None)
         if status != "survived":
@@ -198,13 +237,18 @@ def clean_run(engine: Engine, clean: Path, args: argparse.Namespace, tests: list
             return None
         print(f"clean run ({engine.name}): passed in {run.ended.seconds:.1f} s", flush=True)
         return run.ended.seconds
-    ended = gate_clean(engine)
+    ended = gate_clean(engine, tests)
     if ended.code != 0:
         print(tail(ended.out, 40), file=sys.stderr)
         print(f"mutants --engine {engine.name}: the gate does not PASS the unmutated engine (exit {ended.code}); no score.", file=sys.stderr)
         return None
     print(f"clean run ({engine.name}): the gate's verdict on the unmutated engine, in {ended.seconds:.1f} s:", flush=True)
     print("\n".join(line for line in ended.out.splitlines() if line.startswith(("=== gate verdict", "  "))), flush=True)
+    if narrowed:
+        base = ENGINES[engine.base]
+        print(f"  PARTIAL by design: the tests that need {engine.adds}, here and in its mutants' runs; every other test "
+              f"builds no {engine.adds}, and {engine.adapter} built without it runs {base.adapter}'s code (checked: its "
+              f"backend's class, no method of its own but the constructor's), gated in full above ({base.name}: PASS)", flush=True)
     return ended.seconds
 
 
@@ -285,17 +329,19 @@ def main(argv: list[str]) -> int:
     # passes, and run while the next engine's clean run does: the cores never wait for one long survivor.
     pool = ThreadPoolExecutor(max_workers=args.jobs)
     try:
-        for run in runs:
+        for i, run in enumerate(runs):
             engine = run.engine
+            narrow = [] if pytest_args else narrowing(engine, [r.engine.name for r in runs[:i] if r.code == 0])
+            tests = pytest_args or (["tests", *narrow] if narrow else [])
             site = site_root(engine)
             print(f"\nmutants --engine {engine.name}: {len(run.mutants)} mutants of {site / engine.package}, adapter {engine.adapter}", flush=True)
             mirror(site, engine, work / f"clean-{engine.name}")
-            seconds = clean_run(engine, work / f"clean-{engine.name}", args, pytest_args)
+            seconds = clean_run(engine, work / f"clean-{engine.name}", args, pytest_args or narrow, bool(narrow))
             if seconds is None:
                 run.code = 2
                 continue
             timeout = args.timeout or max(120.0, 10.0 * seconds)
-            run.futures = [pool.submit(one, engine, m, site, work, args, pytest_args, timeout) for m in run.mutants]
+            run.futures = [pool.submit(one, engine, m, site, work, args, tests, timeout) for m in run.mutants]
         results = [[f.result() for f in run.futures] for run in runs]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

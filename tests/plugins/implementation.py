@@ -1,6 +1,7 @@
 """The implementation under test and the run's settings: --impl (or PAGED_IMPL), --profile,
---transcript (record every call; the first failure's calls written as a transcript) and
---coverage-out; the tests a driver skips; the report header and the `impl` fixture.
+--transcript (record every call; the first failure's calls written as a transcript), --coverage-out
+and --needing (only the tests that need one capability); the tests a driver skips; the report header
+and the `impl` fixture.
 
 The run's settings are one `paged_gate.config.Config`, built here (the edge): the environment's
 PAGED_* settings, overridden by this plugin's options, then handed to the harness (`harness.configure`),
@@ -59,6 +60,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write each state machine's coverage table (behaviours reached, share, floor) to DIR/<machine>.txt "
         "(default: $PAGED_COVERAGE_OUT, else nowhere)",
     )
+    parser.addoption(
+        "--needing",
+        default=None,
+        metavar="CAPABILITY",
+        help="run only the tests marked as needing CAPABILITY (`needs`; a vector by its `requires`), the others "
+        "deselected: an engine adapter's gate narrowed to what it adds to another adapter's (mutants/engines/runner.py)",
+    )
 
 
 def settings_of(config: pytest.Config) -> Config:
@@ -86,7 +94,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A driver has no Python surface, and the benchmark times a module."""
+    """--needing's selection; a driver has no Python surface, and the benchmark times a module."""
+    needing = config.getoption("--needing")
+    if needing:
+        dropped = [item for item in items if not any(needing in mark.args for mark in item.iter_markers("needs"))]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            gone = set(dropped)
+            items[:] = [item for item in items if item not in gone]
     if not harness.is_wire():
         return
     for item in items:
