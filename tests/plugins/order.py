@@ -7,8 +7,15 @@ from __future__ import annotations
 import pytest
 
 # test_hybrid.py's hand tests (a fraction of a second; its machines are stateful, so last) kill the hybrid
-# mutants (s60..s64) that the catalog's hybrid twin does not.
-ORDER = ("test_catalog.py", "test_hybrid.py", "test_vectors.py", "test_errors.py", "test_allocation.py", "test_fork.py", "test_data.py", "test_widths.py")
+# mutants (s60..s64) that the catalog's hybrid twin does not. test_engines.py runs only when an engine adapter
+# is gated (else one skip for the module), and most engine mutants that outlive the vectors die there.
+ORDER = (
+    "test_catalog.py", "test_hybrid.py", "test_vectors.py", "test_engines.py", "test_errors.py", "test_allocation.py",
+    "test_fork.py", "test_data.py", "test_widths.py",
+)
+# In a file, these come after its other tests: test_engines.py's random sessions (25 to 40 seeds an adapter) after
+# its scripted tests, each of which pins one engine behaviour in a fraction of a second.
+SESSIONS = "matches_the_oracle"
 LONG = ("test_random_ops_conserve_blocks",)
 LAST = ("test_gate.py", "test_verdict.py")  # each runs a whole gate in a subprocess: minutes where a direct test takes seconds
 # Before all of them, the constructor's argument order, which builds no cache: a bug that lets
@@ -18,10 +25,10 @@ LAST = ("test_gate.py", "test_verdict.py")  # each runs a whole gate in a subpro
 FIRST = ("test_which_constructor_error_wins",)
 
 
-def run_rank(item: pytest.Item) -> tuple[bool, bool, int]:
+def run_rank(item: pytest.Item) -> tuple[bool, bool, int, bool]:
     long = item.get_closest_marker("stateful") is not None or item.name in LONG or item.path.name in LAST
     first = getattr(item, "originalname", item.name) in FIRST
-    return long, not first, ORDER.index(item.path.name) if item.path.name in ORDER else len(ORDER)
+    return long, not first, ORDER.index(item.path.name) if item.path.name in ORDER else len(ORDER), SESSIONS in item.name
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
