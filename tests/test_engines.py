@@ -31,6 +31,7 @@ ENGINES = Path(__file__).resolve().parent.parent / "engines"
 
 
 ADAPTERS = ("vllm_v1", "vllm_window", "vllm_window_served", "vllm_hybrid", "vllm_hybrid_served", "nano_vllm")
+WINDOWED = pytest.mark.needs("sliding_window")  # a test that builds a windowed cache: --needing=sliding_window selects it
 
 
 def wanted() -> set[str]:
@@ -186,14 +187,14 @@ def test_vllm_prefix_caching_shared_prompts_matches_the_oracle(seed: int) -> Non
     session(adapter("vllm_v1"), seed, prefix=True, prompts="shared")
 
 
-@pytest.mark.needs("sliding_window")  # it builds a windowed cache (--needing selects it)
+@WINDOWED
 @pytest.mark.parametrize("seed", range(25))
 def test_window_no_prefix_caching_matches_the_oracle(seed: int) -> None:
     """vLLM's SlidingWindowManager: windows of 2 .. 3B + 1, layers that lag, forks, copy on write, refusals."""
     session(adapter("vllm_window"), seed, prefix=False, window=True)
 
 
-@pytest.mark.needs("sliding_window")  # it builds a windowed cache (--needing selects it)
+@WINDOWED
 @pytest.mark.parametrize("seed", range(40))
 def test_window_prefix_caching_matches_the_oracle(seed: int) -> None:
     """The same with prefix caching: registration before release, cached released blocks, window hits."""
@@ -333,7 +334,7 @@ def test_a_block_reused_under_another_prefix_is_never_served_for_the_old_one(eng
 # -- vLLM's sliding window (vllm_window: its SlidingWindowManager) -------------------------------
 
 
-@pytest.mark.needs("sliding_window")  # it builds a windowed cache (--needing selects it)
+@WINDOWED
 def test_window_vllm_releases_before_its_capacity_check() -> None:
     """vLLM's own order, the reason the adapter releases at the end of each append (CONTRACT.md, "Sliding
     window", last paragraph): allocate_slots lets go of the blocks before the window of
@@ -353,7 +354,7 @@ def test_window_vllm_releases_before_its_capacity_check() -> None:
     assert_equal("num_free_blocks()", c.num_free_blocks(), 3, "blocks 0 and 1 back in the pool")
 
 
-@pytest.mark.needs("sliding_window")  # it builds a windowed cache (--needing selects it)
+@WINDOWED
 def test_window_hit_needs_only_the_windows_blocks() -> None:
     """B = 2, W = 3: a hit needs ceil((W - 1) / B) = 1 cached block at its end. Sequence 0's first two blocks,
     released by its window and cached, are evicted by sequence 1; its third, still held, serves a later prompt
@@ -375,14 +376,14 @@ def test_window_hit_needs_only_the_windows_blocks() -> None:
 # -- vLLM's served retention (vllm_window_served: prefix_cache_retention_interval=0) --------------
 
 
-@pytest.mark.needs("sliding_window")  # it builds a windowed cache (--needing selects it)
+@WINDOWED
 @pytest.mark.parametrize("seed", range(40))
 def test_served_prefix_caching_matches_the_oracle(seed: int) -> None:
     """vllm_window's 40 windowed prefix sessions under retention 0, against the oracle under registration=replay-tail."""
     session(adapter("vllm_window_served"), seed, prefix=True, prompts="shared", window=True)
 
 
-@pytest.mark.needs("sliding_window")  # it builds a windowed cache (--needing selects it)
+@WINDOWED
 @pytest.mark.parametrize("block_size, window, prompt", [(1, 2, 3), (2, 3, 7), (4, 5, 8), (4, 5, 10), (4, 9, 13), (2, 5, 9)])
 def test_served_vllm_registers_the_run_before_the_resend_boundary(block_size: int, window: int, prompt: int) -> None:
     """vLLM's own rule, measured on its manager (what the xfails of vllm_window_served.xfails differ from): with
@@ -403,7 +404,7 @@ def test_served_vllm_registers_the_run_before_the_resend_boundary(block_size: in
                  f"B={block_size} W={window}: the {need} blocks before block {end}, after the prompt and 3B decode steps")
 
 
-@pytest.mark.needs("sliding_window")  # it builds a windowed cache (--needing selects it)
+@WINDOWED
 def test_served_vllm_restarts_a_hits_run_at_an_uncached_block() -> None:
     """B = 1, W = 3: a hit needs need = 2 cached blocks at its end. Under retention 0 (the rule the test above
     pins) a 7-token prompt registers blocks 4 and 5, and a 4-token prompt sharing its first 3 tokens blocks 1
