@@ -1,10 +1,12 @@
 """The repository's documents, checked against the repository: every relative link and backquoted
 path names a file or folder it holds (but a short list of paths that are the reader's own, each with
-its reason), and the figures they give that a test can compute cheaply are today's: the vector
-counts from ci/vectors, and the defaults of the PAGED_* settings from the code that reads them.
+its reason); every count of the tree a document states (lines, files, modules, mutants, vectors,
+words, tests...) is one this module computes and compares with the tree, the vector counts from
+ci/vectors and the defaults of the PAGED_* settings from the code that reads them; every range of
+mutant ids names planted mutants; and the Markdown a person writes stays within its word budget.
 
-A figure no test can check (a time, a count of tests) is given only as a dated record, with its
-host, command and date or commit, or not at all (docs/GATING.md, "Measured", says so).
+A figure no test can check (a time, a count of tests passed) is given only as a dated record, with
+its host, command and date or commit, or not at all.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,8 +28,11 @@ if not (ROOT / ".git").exists() or not (ROOT / "docs" / "CONTRACT.md").is_file()
     pytest.skip("the documents are checked in a git checkout; this copy of the suite is not one (an installed gate, "
                 "a planted mutant's copy)", allow_module_level=True)
 
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "mutants" / "README.md",
-             ROOT / "ci" / "vectors" / "NOTES.md", ROOT / "ci" / "examples" / "rust" / "README.md", ROOT / "engines" / "README.md"]
+# Markdown a program writes, each with its writer: checked for links and paths, but neither written
+# by hand nor counted in the word budget (their figures are the generator's, checked by its own tests).
+GENERATED = {
+    "ci/vectors/NOTES.md": "ci/vectors/generate (vectorgen/corpus.py), checked against the corpus by meta_tests/test_generator.py",
+}
 
 # Backquoted paths that name no file of this repository on purpose, each with its reason.
 NOT_OURS = {
@@ -65,6 +71,8 @@ def tracked() -> list[str]:
 
 
 TRACKED = tracked()
+DOCUMENTS = [ROOT / p for p in TRACKED if p.endswith(".md")]
+WRITTEN = [d for d in DOCUMENTS if d.relative_to(ROOT).as_posix() not in GENERATED]
 
 
 def prose(doc: Path) -> str:
@@ -197,3 +205,138 @@ def test_the_settings_defaults_in_the_documents_are_the_codes() -> None:
                     wrong.append(f"{doc.relative_to(ROOT)}: {name} {value}, but the code's default is {code[name]}")
     assert seen, "no document gives a setting's default: this test checks nothing"
     assert not wrong, "\n".join(wrong)
+
+
+# -- counts of the tree, and ranges of mutant ids -----------------------------------------------------
+
+NUMBER_WORDS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen".split()
+COUNTED = "lines|files|modules|mutants|vectors|transcripts|words|tests|ports|adapters|geometries|machines|plugins|pitfalls|kernels"
+COUNT = re.compile(rf"(?<![\d.,])\b(\d{{1,3}}(?:,\d{{3}})+|\d+|{'|'.join(NUMBER_WORDS)})(?! ?[,.]\d)((?: [\w'-]+){{0,2}}?) ({COUNTED})\b", re.I)
+
+
+def number(word: str) -> int:
+    return NUMBER_WORDS.index(word.lower()) + 1 if word.isalpha() else int(word.replace(",", ""))
+
+
+def modules_beside(doc: Path) -> int:
+    """The Python modules in a document's own folder, `__init__.py` aside."""
+    return len([m for m in doc.parent.glob("*.py") if m.name != "__init__.py"])
+
+
+# Every count of the tree a written document states, as (pattern over the words of the count, the
+# tree's figure). A count that none of these patterns matches fails
+# test_every_count_of_the_tree_is_checked: check it here, or say it without the number.
+CHECKED_COUNTS: list[tuple[str, Callable[[Path], int | tuple[int, ...]]]] = [
+    (r"(\d+) of (\d+) vectors", lambda doc: vector_counts()),
+    (r"(\w+) small modules", modules_beside),
+]
+
+
+def counts(doc: Path) -> list[tuple[str, int]]:
+    """Each count of the tree the prose of `doc` states: (its words, its number)."""
+    return [(m.group(0), number(m.group(1))) for m in COUNT.finditer(prose(doc).replace("\n", " "))]
+
+
+def count_columns(doc: Path) -> list[str]:
+    """The header cells of `doc`'s tables that head a column of counts of the tree (`| lines |`)."""
+    heads = re.findall(r"^(\|.*\|)\n\|[ :-]+\|", prose(doc), flags=re.M)
+    return [cell.strip() for head in heads for cell in head.strip("|").split("|")
+            if re.fullmatch(rf"(?:{COUNTED})", cell.strip(), re.I)]
+
+
+def test_every_count_of_the_tree_is_checked() -> None:
+    """Each count a written document states (`N lines`, `six modules`, `N of M vectors`) is matched by
+    one of CHECKED_COUNTS and equals the tree's figure; a count nothing checks is stale in waiting."""
+    seen, wrong = 0, []
+    for doc in WRITTEN:
+        for words, _ in counts(doc):
+            checks = [(pattern, figure) for pattern, figure in CHECKED_COUNTS if re.fullmatch(pattern, words, re.I)]
+            where = f"{doc.relative_to(ROOT)}: '{words}'"
+            if not checks:
+                wrong.append(f"{where}, but no test checks it (CHECKED_COUNTS): check it, or drop the number")
+                continue
+            seen += 1
+            pattern, figure = checks[0]
+            found = re.fullmatch(pattern, words, re.I)
+            stated = tuple(number(g) for g in found.groups()) if found else ()
+            tree = figure(doc)
+            want = tree if isinstance(tree, tuple) else (tree,)
+            if stated != want:
+                wrong.append(f"{where}={stated}, but should be {want}, the tree's figure")
+        wrong += [f"{doc.relative_to(ROOT)}: a table's column '{c}', but no test checks its counts: drop it"
+                  for c in count_columns(doc)]
+    assert seen, "no document states a count of the tree: this test checks nothing"
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_count_check_can_fail(tmp_path: Path) -> None:
+    """The scanner finds counts in prose (not in code), reads number words, and leaves measures alone."""
+    doc = tmp_path / "X.md"
+    doc.write_text("It has 1,063 lines and six small modules, 139 of 256 vectors.\n```\n12 files\n```\n"
+                   "A 4-token prompt, 2.5 tests, score=402/406.\n")
+    assert [n for _, n in counts(doc)] == [1063, 6, 139]
+    doc.write_text("| folder | lines |\n| --- | ---: |\n| `paged/` | 821 |\n")
+    assert count_columns(doc) == ["lines"]
+    assert modules_beside(ROOT / "docs" / "LAYOUT.md") == 0
+
+
+MUTANT_ID = re.compile(r"\b([srvwthn])(\d\d)\.\.\1?(\d\d)\b")
+
+
+def planted() -> set[str]:
+    """Every planted mutant's id, from its file's name (`s07_...py`, `rust/r31_...py`, `engines/v01_...py`)."""
+    files = [*(ROOT / "mutants").glob("*.py"), *(ROOT / "mutants").glob("*/*.py")]
+    return {m.group(1) for f in files if (m := re.match(r"([srvwthn]\d\d)_", f.name))}
+
+
+def test_every_range_of_mutant_ids_names_planted_mutants() -> None:
+    """`s37..s51`, `r01..r57`: every id in a range a document names is a planted mutant's."""
+    ids, seen, wrong = planted(), 0, []
+    assert {"s01", "r01", "v01", "n01"} <= ids, f"the planted mutants were not found: {sorted(ids)[:5]}"
+    for doc in WRITTEN:
+        for m in MUTANT_ID.finditer(doc.read_text()):
+            seen += 1
+            missing = [f"{m.group(1)}{i:02}" for i in range(int(m.group(2)), int(m.group(3)) + 1)
+                       if f"{m.group(1)}{i:02}" not in ids]
+            if missing:
+                wrong.append(f"{doc.relative_to(ROOT)}: '{m.group(0)}', but no mutant {', '.join(missing)} is planted")
+    assert seen, "no document names a range of mutants: this test checks nothing"
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_range_check_can_fail() -> None:
+    """A range past the planted mutants names ids that are not planted; the mutants' own ids are."""
+    ids = planted()
+    m = MUTANT_ID.search("the window's s52..s59 and r01..r02")
+    assert m and m.group(0) == "s52..s59" and "s52" not in ids and {"r01", "r02"} <= ids
+
+
+def test_mutants_readme_lists_every_planted_mutant_of_paged() -> None:
+    """mutants/README.md's tables name each sNN file of mutants/ in a row's first cell, and no other."""
+    first_cells = re.findall(r"^\| ([^|]*) \|", (ROOT / "mutants" / "README.md").read_text(), flags=re.M)
+    rows = {i for cell in first_cells for i in re.findall(r"\bs\d\d\b", cell)}
+    files = {i for i in planted() if i.startswith("s")}
+    assert rows == files, f"rows={sorted(rows - files)} extra, {sorted(files - rows)} missing, but should be the sNN files"
+
+
+# -- the word budget ------------------------------------------------------------------------------
+
+BUDGET = {"all": 30_000, "engines/README.md": 3_000, "README.md": 1_800}  # issue 50: docs short enough to stay true
+
+
+def words(doc: Path) -> int:
+    """Words as `wc -w` counts them: runs of characters between whitespace, code blocks included."""
+    return len(doc.read_text().split())
+
+
+def test_the_written_markdown_stays_within_its_word_budget() -> None:
+    """All Markdown but GENERATED, and the two pages a newcomer reads first, within their budgets."""
+    assert GENERATED.keys() <= {d.relative_to(ROOT).as_posix() for d in DOCUMENTS}, "a generated file is not tracked"
+    count = {d.relative_to(ROOT).as_posix(): words(d) for d in WRITTEN}
+    over = [f"{name}: words={count[name]:,}, but should be at most {limit:,}" for name, limit in BUDGET.items()
+            if name != "all" and count[name] > limit]
+    total = sum(count.values())
+    if total > BUDGET["all"]:
+        largest = ", ".join(f"{n} {w:,}" for n, w in sorted(count.items(), key=lambda kv: -kv[1])[:5])
+        over.append(f"all written Markdown: words={total:,}, but should be at most {BUDGET['all']:,} (largest: {largest})")
+    assert not over, "\n".join(over)
