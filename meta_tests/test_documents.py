@@ -229,12 +229,21 @@ def modules_beside(doc: Path) -> int:
 CHECKED_COUNTS: list[tuple[str, Callable[[Path], int | tuple[int, ...]]]] = [
     (r"(\d+) of (\d+) vectors", lambda doc: vector_counts()),
     (r"(\w+) small modules", modules_beside),
+    (r"(\w+) OpenBLAS kernels", lambda doc: blas_kernels()),
 ]
+
+
+def blas_kernels() -> int:
+    """The OpenBLAS kernels ci/blas-kernels runs the float-sensitive tests under (its `kernels=(...)`, "" the default)."""
+    found = re.search(r"^kernels=\((.*)\)$", (ROOT / "ci" / "blas-kernels").read_text(), flags=re.M)
+    assert found, "ci/blas-kernels has no kernels=(...) line"
+    return len(re.findall(r'"[^"]*"|\S+', found.group(1)))
 
 
 def counts(doc: Path) -> list[tuple[str, int]]:
     """Each count of the tree the prose of `doc` states: (its words, its number)."""
-    return [(m.group(0), number(m.group(1))) for m in COUNT.finditer(prose(doc).replace("\n", " "))]
+    paragraphs = re.split(r"\n(?:[ \t]*\n|(?=#))", prose(doc))  # a count never runs across a paragraph or heading
+    return [(m.group(0), number(m.group(1))) for p in paragraphs for m in COUNT.finditer(re.sub(r"\s+", " ", p))]
 
 
 def count_columns(doc: Path) -> list[str]:
@@ -272,8 +281,8 @@ def test_every_count_of_the_tree_is_checked() -> None:
 def test_the_count_check_can_fail(tmp_path: Path) -> None:
     """The scanner finds counts in prose (not in code), reads number words, and leaves measures alone."""
     doc = tmp_path / "X.md"
-    doc.write_text("It has 1,063 lines and six small modules, 139 of 256 vectors.\n```\n12 files\n```\n"
-                   "A 4-token prompt, 2.5 tests, score=402/406.\n")
+    doc.write_text("It has 1,063 lines and six small modules, 139 of 256\n  vectors.\n```\n12 files\n```\n"
+                   "A 4-token prompt, 2.5 tests, score=402/406, a shortest one\n\n## Geometries\n")
     assert [n for _, n in counts(doc)] == [1063, 6, 139]
     doc.write_text("| folder | lines |\n| --- | ---: |\n| `paged/` | 821 |\n")
     assert count_columns(doc) == ["lines"]
