@@ -20,7 +20,7 @@ from oracle.profile import Profile
 from paged_gate.config import DEFAULTS
 from wire.transcript import read, written_for_another
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if not (ROOT / ".git").exists() or not (ROOT / "docs" / "CONTRACT.md").is_file():
     pytest.skip("the documents are checked in a git checkout; this copy of the suite is not one (an installed gate, "
                 "a planted mutant's copy)", allow_module_level=True)
