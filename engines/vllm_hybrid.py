@@ -1,6 +1,6 @@
 """PagedKVCache with CONTRACT.md's hybrid models on vLLM v1's own `HybridKVCacheCoordinator` (vllm 0.33.0).
 
-    PYTHONPATH=engines ci/gate --impl vllm_hybrid --xfails engines/vllm_hybrid.xfails
+    PYTHONPATH=. ci/gate --impl engines.vllm_hybrid --xfails engines/vllm_hybrid.xfails
 
 vllm_window.py with `layer_windows=`: one `KVCacheGroupSpec` a group of the contract (a window, or None for a
 `FullAttentionSpec`), in the order of the groups' first layers, so with two or more groups `KVCacheManager`
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import vllm_v1
-from _frontend import Engine, Frontend, OutOfBlocks, engine_calls
+from engines import vllm_v1
+from engines._frontend import Engine, Frontend, OutOfBlocks, engine_calls
 from paged.checks import as_layer_windows
 
 __all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE", "engine_calls"]
