@@ -84,7 +84,8 @@ def _sequence_class(block_size: int) -> type:
         def __init__(self, tokens: list[int]) -> None:
             super().__init__(list(tokens) or [0])
             if not tokens:
-                self.token_ids, self.num_tokens, self.num_prompt_tokens = [], 0, 0
+                self.token_ids: list[int] = []
+                self.num_tokens = self.num_prompt_tokens = 0
 
     Seq.block_size = block_size
     return Seq

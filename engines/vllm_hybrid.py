@@ -109,6 +109,7 @@ class PagedKVCache(Frontend):
     """CONTRACT.md's cache, hybrid models included, on vLLM v1's KVCacheManager; see the module docstring."""
 
     hybrid_backend = _HybridBackend
+    _engine: _HybridBackend  # make_backend's: one view of it a group
 
     def __init__(
         self,
@@ -132,7 +133,7 @@ class PagedKVCache(Frontend):
         self._layers = [tuple(i for i, w in enumerate(windows) if w == gw) for gw in self._windows]
         self._group_of = [self._windows.index(w) for w in windows]
 
-    def make_backend(self, num_blocks: int, block_size: int, prefix_caching: bool) -> Any:
+    def make_backend(self, num_blocks: int, block_size: int, prefix_caching: bool) -> _HybridBackend:
         return self.hybrid_backend(num_blocks, block_size, prefix_caching, self._windows)
 
     def _group(self, layer: int) -> tuple[Any, tuple[int, ...], int | None]:

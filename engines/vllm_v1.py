@@ -138,7 +138,8 @@ class _Backend:
         self.reqs[child] = creq
 
     def _blocks(self, sid: int) -> list[Any]:
-        return self.stm.req_to_blocks.get(self.reqs[sid].request_id, [])
+        blocks: list[Any] = self.stm.req_to_blocks.get(self.reqs[sid].request_id, [])  # the manager's own list
+        return blocks
 
     def table(self, sid: int) -> list[int]:
         return [b.block_id - 1 for b in self._blocks(sid)]
