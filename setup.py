@@ -3,8 +3,8 @@
 
 The configuration is pyproject.toml's; this file only extends build_py. SUITE is what the suite
 needs of the checkout, copied into `paged_gate/_suite/` with the checkout's layout (the tests find
-ci/vectors, ci/examples and the engines' adapters beside tests/, and pytest reads the copied
-pyproject.toml), where paged_gate.locate finds it. An editable install copies nothing: the checkout is the suite.
+ci/vectors and the engines' adapters, the package engines, beside tests/; ci/examples holds the
+free-queue example; pytest reads the copied pyproject.toml), where paged_gate.locate finds it. An editable install copies nothing: the checkout is the suite.
 """
 
 from __future__ import annotations

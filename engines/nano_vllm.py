@@ -1,6 +1,6 @@
 """PagedKVCache on nano-vllm's own block manager (nano-vllm-fork 20260210 from PyPI, `pip install -e '.[engines]'`).
 
-    PYTHONPATH=engines ci/gate --impl nano_vllm --profile "$(python -c 'import nano_vllm; print(nano_vllm.PROFILE)')"
+    PYTHONPATH=. ci/gate --impl engines.nano_vllm --xfails engines/nano_vllm.xfails
 
 Which calls go to the engine (nanovllm/engine/block_manager.py and sequence.py, unmodified,
 loaded from the installed wheel; the package `nanovllm/__init__.py`, which imports torch, never
@@ -41,7 +41,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from _frontend import Engine, Frontend, OutOfBlocks, engine_calls
+from engines._frontend import Engine, Frontend, OutOfBlocks, engine_calls
 
 __all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE", "engine_calls"]
 
@@ -84,7 +84,8 @@ def _sequence_class(block_size: int) -> type:
         def __init__(self, tokens: list[int]) -> None:
             super().__init__(list(tokens) or [0])
             if not tokens:
-                self.token_ids, self.num_tokens, self.num_prompt_tokens = [], 0, 0
+                self.token_ids: list[int] = []
+                self.num_tokens = self.num_prompt_tokens = 0
 
     Seq.block_size = block_size
     return Seq

@@ -1,6 +1,6 @@
 """PagedKVCache with CONTRACT.md's hybrid models on vLLM v1's own `HybridKVCacheCoordinator` (vllm 0.33.0).
 
-    PYTHONPATH=engines ci/gate --impl vllm_hybrid --xfails engines/vllm_hybrid.xfails
+    PYTHONPATH=. ci/gate --impl engines.vllm_hybrid --xfails engines/vllm_hybrid.xfails
 
 vllm_window.py with `layer_windows=`: one `KVCacheGroupSpec` a group of the contract (a window, or None for a
 `FullAttentionSpec`), in the order of the groups' first layers, so with two or more groups `KVCacheManager`
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import vllm_v1
-from _frontend import Engine, Frontend, OutOfBlocks, engine_calls
+from engines import vllm_v1
+from engines._frontend import Engine, Frontend, OutOfBlocks, engine_calls
 from paged.checks import as_layer_windows
 
 __all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE", "engine_calls"]
@@ -109,6 +109,7 @@ class PagedKVCache(Frontend):
     """CONTRACT.md's cache, hybrid models included, on vLLM v1's KVCacheManager; see the module docstring."""
 
     hybrid_backend = _HybridBackend
+    _engine: _HybridBackend  # make_backend's: one view of it a group
 
     def __init__(
         self,
@@ -132,7 +133,7 @@ class PagedKVCache(Frontend):
         self._layers = [tuple(i for i, w in enumerate(windows) if w == gw) for gw in self._windows]
         self._group_of = [self._windows.index(w) for w in windows]
 
-    def make_backend(self, num_blocks: int, block_size: int, prefix_caching: bool) -> Any:
+    def make_backend(self, num_blocks: int, block_size: int, prefix_caching: bool) -> _HybridBackend:
         return self.hybrid_backend(num_blocks, block_size, prefix_caching, self._windows)
 
     def _group(self, layer: int) -> tuple[Any, tuple[int, ...], int | None]:

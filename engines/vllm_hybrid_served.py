@@ -1,6 +1,6 @@
 """vllm_hybrid.py with vLLM's served default: `prefix_cache_retention_interval=0` (vllm 0.33.0).
 
-    PYTHONPATH=engines ci/gate --impl vllm_hybrid_served --xfails engines/vllm_hybrid_served.xfails
+    PYTHONPATH=. ci/gate --impl engines.vllm_hybrid_served --xfails engines/vllm_hybrid_served.xfails
 
 vllm_hybrid.py, every call the same, with the `KVCacheConfig` built with retention 0, as every vLLM server
 runs (PR #52216), and so the profile option that models it, `registration=replay-tail` (docs/CONTRACT.md,
@@ -15,8 +15,8 @@ contract's rule, the differences are listed, strict, in vllm_hybrid_served.xfail
 
 from __future__ import annotations
 
-import vllm_hybrid
-from _frontend import OutOfBlocks, engine_calls
+from engines import vllm_hybrid
+from engines._frontend import OutOfBlocks, engine_calls
 
 __all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE", "engine_calls"]
 

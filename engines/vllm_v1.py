@@ -1,6 +1,6 @@
 """PagedKVCache on vLLM v1's own block manager (vllm 0.33.0 from PyPI, `pip install -e '.[engines]'`).
 
-    PYTHONPATH=engines ci/gate --impl vllm_v1 --profile "$(python -c 'import vllm_v1; print(vllm_v1.PROFILE)')"
+    PYTHONPATH=. ci/gate --impl engines.vllm_v1 --xfails engines/vllm_v1.xfails
 
 Which calls go to the engine (vllm/v1/core, unmodified, loaded from the installed wheel):
 - `KVCacheManager` (kv_cache_manager.py) with one full-attention group, built from the real
@@ -39,8 +39,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from _frontend import Engine, Frontend, OutOfBlocks, engine_calls
-import vllm_engine
+from engines._frontend import Engine, Frontend, OutOfBlocks, engine_calls
+from engines import vllm_engine
 
 __all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE", "engine_calls"]
 
@@ -138,7 +138,8 @@ class _Backend:
         self.reqs[child] = creq
 
     def _blocks(self, sid: int) -> list[Any]:
-        return self.stm.req_to_blocks.get(self.reqs[sid].request_id, [])
+        blocks: list[Any] = self.stm.req_to_blocks.get(self.reqs[sid].request_id, [])  # the manager's own list
+        return blocks
 
     def table(self, sid: int) -> list[int]:
         return [b.block_id - 1 for b in self._blocks(sid)]

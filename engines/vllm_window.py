@@ -1,6 +1,6 @@
 """PagedKVCache with CONTRACT.md's sliding window on vLLM v1's own `SlidingWindowManager` (vllm 0.33.0).
 
-    PYTHONPATH=engines ci/gate --impl vllm_window --xfails engines/vllm_window.xfails
+    PYTHONPATH=. ci/gate --impl engines.vllm_window --xfails engines/vllm_window.xfails
 
 vllm_v1.py with one change of group: `sliding_window=W` builds the `KVCacheManager` over one
 `SlidingWindowSpec(sliding_window=W)` group (the real coordinator and `SlidingWindowManager`), with
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import vllm_v1
-from _frontend import Frontend, OutOfBlocks, engine_calls
+from engines import vllm_v1
+from engines._frontend import Frontend, OutOfBlocks, engine_calls
 
 __all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE", "engine_calls"]
 

@@ -1,6 +1,6 @@
 """vllm_window.py with vLLM's served default: `prefix_cache_retention_interval=0` (vllm 0.33.0).
 
-    PYTHONPATH=engines ci/gate --impl vllm_window_served --xfails engines/vllm_window_served.xfails
+    PYTHONPATH=. ci/gate --impl engines.vllm_window_served --xfails engines/vllm_window_served.xfails
 
 vLLM's `CacheConfig.prefix_cache_retention_interval` defaults to 0 (PR #52216) and every server runs
 with it; vllm_window.py asks for None (dense) and conforms. This module is vllm_window.py, every call
@@ -16,8 +16,8 @@ vllm_window_served.xfails, each with its vLLM issue and transcript (engines/READ
 
 from __future__ import annotations
 
-import vllm_window
-from _frontend import OutOfBlocks, engine_calls
+from engines import vllm_window
+from engines._frontend import OutOfBlocks, engine_calls
 
 __all__ = ["OutOfBlocks", "PagedKVCache", "PROFILE", "engine_calls"]
 

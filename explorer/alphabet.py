@@ -113,7 +113,7 @@ GEOMETRIES: tuple[Geometry, ...] = (
 # (k - need entries of -1), its fallback from block 0 once an early key is evicted, and a block that
 # fills after an earlier entry was released, which only W <= B allows before the next block fills.
 # The gate's depth-3 step walks the first six (W = 2 and 3, B = 1, 2 and 3, W <= B and W > B, with and
-# without prefix caching), which find each window bug of meta_tests/window_ports in 3 calls; the last
+# without prefix caching), which find each window bug of mutants/window_ports in 3 calls; the last
 # three, which cost as much again, only --exhaustive and the suite walk.
 WINDOW_GEOMETRIES: tuple[Geometry, ...] = (
     Geometry(3, 2, 2, 1, 1, max_depth=5, sliding_window=2),

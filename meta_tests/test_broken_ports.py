@@ -1,4 +1,4 @@
-"""Issue 35's broken ports (meta_tests/ports/, each a module on top of `paged` with one bug that shows
+"""Issue 35's broken ports (mutants/ports/, each a module on top of `paged` with one bug that shows
 only at an engine's geometry, on a float16 special value or on a fork of a wide id) each get FAIL from
 the gate's first step, the conformance vectors, with the first difference in the one format and the
 vector that shows it named. Before the vectors of vectorgen/geometry.py, float16.py and
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.gate
 if harness.impl_name() != "paged":
     pytest.skip("the gate's own tests: run with --impl=paged", allow_module_level=True)
 
-PORTS = Path(__file__).resolve().parent / "ports"
+PORTS = Path(__file__).resolve().parents[1] / "mutants" / "ports"
 
 # port -> the vectors that must be among those it fails (the cheapest that show its bug)
 CAUGHT_BY = {
@@ -40,7 +40,7 @@ ONE_FORMAT = re.compile(r"^    request \d+ \([^)]*\): .*=.*, but should be .+$")
 
 
 def vectors_gate(port: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`python -m paged_gate --impl PORT --vectors --all-failures`, with meta_tests/ports importable."""
+    """`python -m paged_gate --impl PORT --vectors --all-failures`, with mutants/ports importable."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PORTS), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
     env.pop("PAGED_PROFILE", None)  # each port is broken under the default profile
     cmd = [sys.executable, "-m", "paged_gate", "--impl", port, "--vectors", "--all-failures"]

@@ -1,6 +1,6 @@
 """The gate itself (paged_gate, `paged-gate`, `ci/gate`): its options, where it finds the suite, its
-verdict's counts and what it certifies, its JUnit XML, and its FAIL path on the broken examples
-(ci/examples): FAIL (exit 1), a transcript at the named place, and a replay of that transcript that
+verdict's counts and what it certifies, its JUnit XML, and its FAIL path on the broken ports
+(mutants/ports): FAIL (exit 1), a transcript at the named place, and a replay of that transcript that
 fails on the broken cache and passes on ours; the whole gate ends at the first failing vector; an
 implementation that exits, crashes or hangs never gets exit 0. These run the gate as a command, on a
 small selection of the suite, in seconds. One test (marked slow: a venv with the package installed,
@@ -36,16 +36,16 @@ pytestmark = pytest.mark.gate
 if harness.impl_name() != "paged":  # one skip for the module, as test_engines does
     pytest.skip("the gate's own tests: run with --impl=paged", allow_module_level=True)
 
-EXAMPLES = suite_root() / "ci" / "examples"
+PORTS = suite_root() / "mutants" / "ports"  # the broken ports
 BROKEN = ["broken_allocation", "broken_copy_one_layer"]
 
 
 def gate(
     *args: str, cwd: Path, env_extra: dict[str, str] | None = None, command: list[str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m paged_gate ARGS` (or `command ARGS`) from cwd, with the broken examples (and cwd's modules)
+    """`python -m paged_gate ARGS` (or `command ARGS`) from cwd, with the broken ports (and cwd's modules)
     importable; bounded explorer and shrinking."""
-    path = [str(EXAMPLES), str(cwd), os.environ.get("PYTHONPATH", "")]
+    path = [str(PORTS), str(cwd), os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path).rstrip(os.pathsep))
     env.update(PAGED_EXPLORE_SECONDS="10", PAGED_SHRINK_SECONDS="5", **(env_extra or {}))
     # The examples are broken under the default profile (broken_allocation's ids are a legal choice
@@ -250,7 +250,7 @@ def test_a_broken_cache_fails_with_a_transcript_that_replays(broken: str, tmp_pa
 
 
 def test_block_ids_outside_the_pool_fail_under_allocation_any(tmp_path: Path) -> None:
-    """ci/examples/shifted_ids reports every id one too high (a vLLM adapter that forgot its null block's
+    """mutants/ports/shifted_ids reports every id one too high (a vLLM adapter that forgot its null block's
     shift): right up to a renaming, but its last block is N in a pool of N. FAIL, naming the pool's range."""
     run = gate("--impl", "shifted_ids", "--profile", "allocation=any", cwd=tmp_path)
     assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), verdict(run)

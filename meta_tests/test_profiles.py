@@ -195,7 +195,7 @@ def test_a_replay_refuses_ids_outside_the_pool_under_every_profile(exact_ids: bo
 
 
 class _ShiftedIds(paged.PagedKVCache):
-    """paged's cache reporting every block id one too high, 1 .. N (ci/examples/shifted_ids)."""
+    """paged's cache reporting every block id one too high, 1 .. N (mutants/ports/shifted_ids)."""
 
     def block_table(self, seq_id: int) -> Any:
         return (super().block_table(seq_id) + 1).astype(np.int32)

@@ -1,7 +1,7 @@
 """A verdict a port cannot talk its way into (issue 35): broken ports that once got exit 0 from the gate,
 each gated again here as a command and given FAIL (or PARTIAL, where the run was narrowed), with the
-message that says why. The ports are meta_tests/ports/*.py (modules on top of `paged`) and
-meta_tests/drivers/first_session_only.py:
+message that says why. The ports are mutants/ports/*.py (modules on top of `paged`) and
+mutants/drivers/first_session_only.py:
 
 - xfails_its_bug raises pytest's XFailed when its bug would show, with no --xfails given;
 - skips_nan raises unittest.SkipTest on NaN input;
@@ -35,7 +35,7 @@ if harness.impl_name() != "paged":  # one skip for the module, as test_gate does
     pytest.skip("the gate's own tests: run with --impl=paged", allow_module_level=True)
 
 HERE = Path(__file__).resolve().parent
-PORTS, DRIVERS = HERE / "ports", HERE / "drivers"
+PORTS, DRIVERS = HERE.parent / "mutants" / "ports", HERE.parent / "mutants" / "drivers"
 
 
 def port(name: str, folder: Path) -> str:

@@ -1,4 +1,4 @@
-"""Six sliding-window bugs written as ports of their own (meta_tests/window_ports, issue 38), kept as
+"""Six sliding-window bugs written as ports of their own (mutants/window_ports, issue 38), kept as
 regressions: the plain gate FAILs each at the step that should see it first (the range-window-*
 vectors for the integer widths, the explorer's depth-3 step for a release after the last layer
 only, whose state no vector reaches), the explorer alone finds the three hit bugs and the release bug
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.gate
 if harness.impl_name() != "paged":
     pytest.skip("the gate's own tests: run with --impl=paged", allow_module_level=True)
 
-PORTS = Path(__file__).resolve().parent / "window_ports"
+PORTS = Path(__file__).resolve().parents[1] / "mutants" / "window_ports"
 ROOT = Path(__file__).resolve().parent.parent
 
 

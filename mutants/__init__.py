@@ -8,7 +8,7 @@ the edits that plant it. An edit is (file, old text, new text); the old text mus
 exactly once in the current source, or the mutant is stale, which is an error: never a
 kill, never skipped. `apply_mutant` edits a copy; nothing here ever writes to the work
 tree. `python -m mutants` scores the suite against all of them (see runner.py); `python -m
-mutants --engine vllm|nano-vllm` plants the real engines' field bugs (mutants/engines/).
+mutants --engine NAME` (an adapter's file stem, engines/NAME.py) plants the real engines' field bugs (mutants/engines/).
 
 mutmut 3 also works in this folder (it hard-codes ./mutants/); its copies land in
 mutants/paged, mutants/tests, mutants/oracle and mutants/pyproject.toml, which git ignores.

@@ -219,7 +219,8 @@ def explorer_verdict(code: int | None, out: str, payload: dict[str, object], roo
     module_file = str(payload.get("module_file") or "")
     if target.kind == "python" and payload and not module_file.startswith(str(root / "paged")):
         return "error", None, f"the explorer imported paged from {module_file!r}, not the copy", 0
-    failures = [r["failure"] for r in payload.get("results", []) if isinstance(r, dict) and r.get("failure")]  # type: ignore[union-attr]
+    results = payload.get("results")
+    failures = [r["failure"] for r in results if isinstance(r, dict) and r.get("failure")] if isinstance(results, list) else []
     if code == 0 and not failures:
         return "survived", None, "", 0
     if code == 1 and failures:

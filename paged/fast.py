@@ -2,7 +2,7 @@
 
 A port needs none of this: cache.py is the behaviour. Each fast path takes a subset of the calls the
 general path takes, does what the general path would do with them, and hands every other call to
-the general path unchanged (meta_tests/test_fast_paths.py checks both, and that each fast path takes
+the general path unchanged (meta_tests/paged/test_fast_paths.py checks both, and that each fast path takes
 exactly the calls it is meant to). The costs they cut: docs/PERFORMANCE.md.
 
 1. `_append_in_block`, a decode step's append: a chunk of float16 ndarrays that stays within a block

@@ -13,7 +13,7 @@ given (--profile, or PAGED_PROFILE), else the one the implementation declares, e
 given one is handed to a child (a child may test another implementation, which declares its own); a
 profile not given is resolved by `following` once the implementation is reached (the gate's worker, the
 suite's harness). The documents give the defaults (docs/GATING.md,
-docs/PROTOCOL.md, README.md); meta_tests/test_documents.py checks them against DEFAULTS.
+docs/PROTOCOL.md, README.md); meta_tests/docs/test_documents.py checks them against DEFAULTS.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from oracle.profile import Profile
 from oracle.profile import parse as parse_profile  # the edge: PAGED_PROFILE's text
 from wire.process import DEFAULT_TIMEOUT
 
-#: The numeric settings' defaults, as the documents give them (meta_tests/test_documents.py checks them).
+#: The numeric settings' defaults, as the documents give them (meta_tests/docs/test_documents.py checks them).
 DEFAULTS: dict[str, float] = {
     "PAGED_DRIVER_TIMEOUT": DEFAULT_TIMEOUT,  # seconds a driver has for each answer (wire.process's own default)
     "PAGED_SHRINK_SECONDS": 20,  # the gate's limit on shrinking one failure (Hypothesis's own is 300 s)

@@ -68,7 +68,7 @@ def reach(impl: str, hello_seconds: float) -> Target | str:
     except Exception as exc:  # noqa: BLE001 - the module itself is broken or not on the path
         return (
             f"cannot import {impl!r}: {type(exc).__name__}: {exc}\n"
-            "  (is its folder on PYTHONPATH? e.g. PYTHONPATH=ci/examples ci/gate --impl broken_allocation)"
+            "  (is its folder on PYTHONPATH? e.g. PYTHONPATH=mutants/ports ci/gate --impl broken_allocation)"
         )
     where = str(getattr(module, "__file__", "?"))
     missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]

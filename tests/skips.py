@@ -16,12 +16,12 @@ PYTHON_SURFACE = (
 BENCHMARK = "the benchmark measures our Python module, not a driver"
 OWN_ALLOCATOR = "paged's own allocator: no part of the contract"
 WINDOW_TYPE = "a non-integer window has no meaning on the wire (the Python surface)"
-ENGINES = "the engine adapters' tests: run with --impl=vllm_v1, vllm_window, vllm_window_served, vllm_hybrid, vllm_hybrid_served or nano_vllm, or PAGED_ENGINES=1"
+ENGINES = "the engine adapters' tests: run with --impl=engines.NAME (vllm_v1, vllm_window, vllm_window_served, vllm_hybrid, vllm_hybrid_served or nano_vllm), or PAGED_ENGINES=1"
 UNKNOWN_PROFILE = "its profile line names options this suite does not know"  # wire.transcript.written_for_another
 
 
 def engine_adapter(name: str) -> str:
-    return f"the {name} adapter's tests run with --impl={name} or PAGED_ENGINES=1"
+    return f"the {name} adapter's tests run with --impl=engines.{name} or PAGED_ENGINES=1"
 
 
 def engine_missing(name: str, exc: BaseException) -> str:
@@ -30,7 +30,7 @@ def engine_missing(name: str, exc: BaseException) -> str:
 
 _EXACT = frozenset({PYTHON_SURFACE, BENCHMARK, OWN_ALLOCATOR, WINDOW_TYPE, ENGINES})
 _STARTS = (MISSING_CAPABILITY + " ", OTHER_PROFILE + " ", UNKNOWN_PROFILE + ": ")
-_ENGINE = re.compile(r"the \w+ adapter's tests run with --impl=\w+ or PAGED_ENGINES=1|\w+: engine not installed \(.*\)", re.S)
+_ENGINE = re.compile(r"the \w+ adapter's tests run with --impl=engines\.\w+ or PAGED_ENGINES=1|\w+: engine not installed \(.*\)", re.S)
 
 
 def ours(reason: str) -> bool:

@@ -4,8 +4,9 @@ The adapters' direct tests: scripted sessions with the engines' measured policie
 hand, and random sessions compared with `oracle.ModelKVCache` under each adapter's profile, block
 tables up to the renaming of `oracle.id_renaming`. Skipped when
 an engine is not installed (pip install -e '.[engines]' and the engines with --no-deps, see
-ci/engines). They import the adapters directly, and run only for the adapter --impl names (or both
-with PAGED_ENGINES=1, or the one PAGED_ENGINE_ONLY names), so gating another implementation skips them.
+ci/engines). They import the adapters directly (the package engines: engines.NAME), and run only for the
+adapter --impl names (or all with PAGED_ENGINES=1, or the one PAGED_ENGINE_ONLY names), so gating another
+implementation skips them.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import declared
 from oracle.id_renaming import BlockNames
 
-ENGINES = Path(__file__).resolve().parent.parent / "engines"
+SUITE = Path(__file__).resolve().parent.parent  # the folder that holds the package engines
 
 
-ADAPTERS = ("vllm_v1", "vllm_window", "vllm_window_served", "vllm_hybrid", "vllm_hybrid_served", "nano_vllm")
+ADAPTERS = ("vllm_v1", "vllm_window", "vllm_window_served", "vllm_hybrid", "vllm_hybrid_served", "nano_vllm")  # engines/NAME.py
 WINDOWED = pytest.mark.needs("sliding_window")  # a test that builds a windowed cache: --needing=sliding_window selects it
 
 
@@ -41,8 +42,9 @@ def wanted() -> set[str]:
     only = harness.config().engine_only
     if only:
         return {only}
-    if harness.impl_name() in ADAPTERS:
-        return {harness.impl_name()}
+    package, _, name = harness.impl_name().partition(".")
+    if package == "engines" and name in ADAPTERS:
+        return {name}
     return set(ADAPTERS) if harness.config().engines else set()
 
 
@@ -53,10 +55,10 @@ if not wanted():  # one skip for the module, not one per test, when another impl
 def adapter(name: str) -> Any:
     if name not in wanted():
         pytest.skip(skips.engine_adapter(name))
-    if str(ENGINES) not in sys.path:
-        sys.path.insert(0, str(ENGINES))
+    if str(SUITE) not in sys.path:
+        sys.path.append(str(SUITE))
     try:
-        return importlib.import_module(name)
+        return importlib.import_module(f"engines.{name}")
     except ImportError as exc:
         pytest.skip(skips.engine_missing(name, exc))
 

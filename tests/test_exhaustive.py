@@ -1,7 +1,7 @@
 """The bounded exhaustive explorer (explorer/) against the implementation under test (--impl): every
 short call sequence on tiny pools, at a small depth, one test a geometry, in a few seconds;
 `ci/gate --exhaustive` runs it to depth 6. The explorer's own tests (that it is honest: shortest
-failures, no claim past what it walked, faithful copies) are meta_tests/test_explorer.py.
+failures, no claim past what it walked, faithful copies) are meta_tests/explorer/test_explorer.py.
 """
 
 from __future__ import annotations

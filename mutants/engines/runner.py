@@ -1,14 +1,14 @@
-"""`python -m mutants --engine NAME[,NAME...]` (vllm, vllm-window, vllm-window-served, vllm-hybrid, nano-vllm; vllm-hybrid-dense
-is a gate alone): the engines' field bugs, planted back in a copy of the installed engine, each gated through its adapter
-(engines/).
+"""`python -m mutants --engine NAME[,NAME...]` (vllm_v1, vllm_window, vllm_window_served, vllm_hybrid_served, nano_vllm;
+vllm_hybrid is a gate alone): the engines' field bugs, planted back in a copy of the installed engine, each gated through its
+adapter, the module engines.NAME (an engine's name is its adapter's file stem).
 
 The way --rust works for the Rust port, with the engine's installed source in place of ours:
 
 1. Find the installed engine (the `vllm` or `nanovllm` folder on sys.path) and mirror it into a
    temporary folder: directories are made, every file is a symlink to the installed one (the vLLM
    wheel is 321 MB; nothing is copied).
-2. Gate the unmutated, installed engine (`python -m paged_gate --impl ADAPTER`, under its PROFILE, with
-   ADAPTER.xfails): it must PASS (exit 2 otherwise). With tests given after `--`, run those on the
+2. Gate the unmutated, installed engine (`python -m paged_gate --impl engines.NAME`, under its PROFILE, with
+   engines/NAME.xfails): it must PASS (exit 2 otherwise). With tests given after `--`, run those on the
    unmutated mirror instead.
 3. For each mutant (mutants/engines/vNN_*.py for vLLM, wNN_*.py for its sliding window, nNN_*.py for nano-vllm; each an exact
    edit of one engine file, relative to site-packages, whose old text must occur exactly once),
@@ -28,7 +28,7 @@ With several engines, their clean runs go one after the other and every engine's
 
 Tests (arguments after `--` replace them): the whole suite (`tests`), under the profile the adapter
 declares (its PROFILE: block ids compared up to a renaming, the oracle taking the engine's choices),
-with ADAPTER.xfails (the clean engine's real differences) listed.
+with engines/NAME.xfails (the clean engine's real differences) listed.
 """
 
 from __future__ import annotations
@@ -56,27 +56,35 @@ ADAPTERS = REPO / "engines"
 
 @dataclass(frozen=True)
 class Engine:
-    name: str  # as given to --engine
+    name: str  # as given to --engine: its adapter's file stem, engines/NAME.py
     package: str  # the folder under site-packages
-    adapter: str  # the adapter module in engines/
     prefix: str  # the mutant ids' letter; "" for a gate alone (no mutants)
     adds: str = ""  # the capability this adapter adds to `base`'s adapter, which it is without it (`narrowing`)
     base: str = ""
 
+    @property
+    def adapter(self) -> str:
+        """The adapter's module, as --impl names it."""
+        return f"engines.{self.name}"
 
-ENGINES = {
-    "vllm": Engine("vllm", "vllm", "vllm_v1", "v"),
-    "nano-vllm": Engine("nano-vllm", "nanovllm", "nano_vllm", "n"),
-    # vLLM's sliding-window bugs (wNN), gated through the window adapter (its SlidingWindowManager)
-    "vllm-window": Engine("vllm-window", "vllm", "vllm_window", "w", adds="sliding_window", base="vllm"),
-    # vLLM's retention bugs (tNN), gated through vllm_window_served (prefix_cache_retention_interval=0)
-    "vllm-window-served": Engine("vllm-window-served", "vllm", "vllm_window_served", "t", adds="sliding_window", base="vllm"),
-    # vLLM's hybrid and retention bugs (hNN), gated through vllm_hybrid_served (HybridKVCacheCoordinator, retention 0)
-    "vllm-hybrid": Engine("vllm-hybrid", "vllm", "vllm_hybrid_served", "h"),
+    @property
+    def xfails(self) -> Path:
+        return ADAPTERS / f"{self.name}.xfails"
+
+
+ENGINES = {e.name: e for e in (
+    Engine("vllm_v1", "vllm", "v"),
+    Engine("nano_vllm", "nanovllm", "n"),
+    # vLLM's sliding-window bugs (wNN), through its SlidingWindowManager
+    Engine("vllm_window", "vllm", "w", adds="sliding_window", base="vllm_v1"),
+    # vLLM's retention bugs (tNN), with its served prefix_cache_retention_interval=0
+    Engine("vllm_window_served", "vllm", "t", adds="sliding_window", base="vllm_v1"),
+    # vLLM's hybrid and retention bugs (hNN), through its HybridKVCacheCoordinator, retention 0
+    Engine("vllm_hybrid_served", "vllm", "h"),
     # vLLM's hybrid manager as our adapter configures it (dense registration): its gate alone; the hNN bugs are
     # planted through vllm_hybrid_served, whose gate covers the same calls
-    "vllm-hybrid-dense": Engine("vllm-hybrid-dense", "vllm", "vllm_hybrid", ""),
-}
+    Engine("vllm_hybrid", "vllm", ""),
+)}
 
 
 # What an adapter narrowed to the capability it adds may define beyond its base adapter's cache: how the cache is
@@ -156,16 +164,16 @@ def module_names(files: list[str]) -> tuple[str, ...]:
 def gate(root: Path, engine: Engine, modules: tuple[str, ...], args: argparse.Namespace, tests: list[str], timeout: float | None) -> PytestRun:
     """The suite through the adapter, with the mirror at root first on PYTHONPATH; the guard imports
     the adapter and checks that `modules` (the edited ones) came from the mirror."""
-    xfails = ADAPTERS / f"{engine.adapter}.xfails"
+    xfails = engine.xfails
     # The adapter's declared profile as text on pytest's command line: the edge to that process, which parses it.
     flags = [f"--profile={importlib.import_module(engine.adapter).PROFILE}", *([f"--xfails={xfails}"] if xfails.exists() else [])]
     return run_pytest(
         root, Guard(engine.adapter, imports=(engine.adapter,), modules=modules), tests or ["tests"],
-        pythonpath=[root, ADAPTERS, REPO], cwd=REPO, workers=args.inner_jobs, flags=flags,
-        # The gate's Hypothesis profile, not the mutant runners' `mutation`: ADAPTER.xfails names the failure each
+        pythonpath=[root, REPO], cwd=REPO, workers=args.inner_jobs, flags=flags,
+        # The gate's Hypothesis profile, not the mutant runners' `mutation`: NAME.xfails names the failure each
         # listed test gives under the gate's examples, and a listed property test fails on other examples with
         # another of the engine's known differences (a strict xfail then fails "another way").
-        env={"PAGED_ENGINE_ONLY": engine.adapter, "HYPOTHESIS_PROFILE": "gate"}, timeout=timeout,
+        env={"PAGED_ENGINE_ONLY": engine.name, "HYPOTHESIS_PROFILE": "gate"}, timeout=timeout,
     )
 
 
@@ -175,10 +183,10 @@ def gate_clean(engine: Engine, tests: list[str]) -> Ended:
     xfails. The mutants' suite runs are that gate's suite with one file of the engine edited, so a
     PASS here is the baseline they are scored against, and nothing is run twice. `tests`: pytest's
     arguments after the gate's `--` (a narrowed engine's `--needing`), its PARTIAL verdict then exiting 0."""
-    xfails = ADAPTERS / f"{engine.adapter}.xfails"
+    xfails = engine.xfails
     cmd = [sys.executable, "-m", "paged_gate", "--impl", engine.adapter, *(["--xfails", str(xfails)] if xfails.exists() else [])]
     cmd += ["--partial-ok", "--", *tests] if tests else []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ADAPTERS), str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     return run_with_timeout(cmd, REPO, env, None)
 
 
@@ -314,7 +322,7 @@ def main(argv: list[str]) -> int:
         parser.error(f"--engine: unknown {', '.join(unknown) or 'nothing given'}; choose from {', '.join(sorted(ENGINES))}")
     if args.json and len(names) > 1 and "{engine}" not in args.json:
         parser.error("--json: with several engines, PATH must hold {engine}")
-    sys.path.insert(0, str(ADAPTERS))
+    sys.path.insert(0, str(REPO))  # the adapters: the package engines
     runs = []
     for name in names:
         engine = ENGINES[name]

@@ -2,7 +2,7 @@
 
 Everything else is the real `paged` cache; with 1 to 3 layers its copy is whole. A child that
 writes into a shared block reads its earlier positions back as zeros in every layer but the first.
-It reaches into the reference cache's pools, as ci/examples/broken_copy_one_layer.py does.
+It reaches into the reference cache's pools, as mutants/ports/broken_copy_one_layer.py does.
 """
 
 from __future__ import annotations

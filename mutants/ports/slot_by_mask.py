@@ -6,7 +6,7 @@ in issue 29 did). For a block size that is a power of two the two are one slot, 
 for B = 3, position 1 lands in slot 0 over position 0. The exhaustive explorer's B = 3 geometry fails
 it in two calls:
 
-    PYTHONPATH=ci/examples ci/gate --exhaustive --impl slot_by_mask       # FAIL: add_seq(0); append(0, 0, T=2)
+    PYTHONPATH=mutants/ports ci/gate --exhaustive --impl slot_by_mask       # FAIL: add_seq(0); append(0, 0, T=2)
 
 It reaches into the reference cache's internals (its pools and tables); a port never does this, and
 the suite never does either.

@@ -7,7 +7,7 @@ Its model state after `add_seq(0); free(0)` is the empty cache's, so an explorer
 one path into each model state never sees it; the exhaustive explorer walks every sequence of up to 4
 accepted calls and fails it in 4 (issue 26):
 
-    PYTHONPATH=ci/examples ci/gate --exhaustive --impl stale_freed_id     # FAIL: add_seq(0); free(0); add_seq(0); append(0, 0, T=1)
+    PYTHONPATH=mutants/ports ci/gate --exhaustive --impl stale_freed_id     # FAIL: add_seq(0); free(0); add_seq(0); append(0, 0, T=1)
 
 It reaches into nothing of the reference cache but its public calls.
 """

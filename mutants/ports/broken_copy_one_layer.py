@@ -5,8 +5,8 @@ copy whose other layers are zeros, so its earlier positions in those layers read
 wrong; tables, lengths and counts are all right. This was the slowest bug for the gate to
 report before it stopped shrinking every failure (176 s), so it is the timing example:
 
-    PYTHONPATH=ci/examples ci/gate --impl broken_copy_one_layer                               # FAIL
-    PYTHONPATH=ci/examples ci/gate --impl 'exec:python -m wire.driver --impl broken_copy_one_layer'  # FAIL, over the wire
+    PYTHONPATH=mutants/ports ci/gate --impl broken_copy_one_layer                               # FAIL
+    PYTHONPATH=mutants/ports ci/gate --impl 'exec:python -m wire.driver --impl broken_copy_one_layer'  # FAIL, over the wire
 
 It reaches into the reference cache's internals (its pools); a port never does this, and
 the suite never does either.

@@ -3,7 +3,7 @@
 Everything else is the real `paged` cache; at every other block size its copy is whole. A child
 that writes into a shared block of an engine's block size reads its earlier positions back as
 zeros in every layer but the first. The small geometries of the suite never showed it.
-It reaches into the reference cache's pools, as ci/examples/broken_copy_one_layer.py does.
+It reaches into the reference cache's pools, as mutants/ports/broken_copy_one_layer.py does.
 """
 
 from __future__ import annotations

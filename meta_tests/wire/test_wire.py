@@ -27,7 +27,7 @@ from wire.transcript import matches, parse, renumbered, table_difference
 
 pytestmark = pytest.mark.oracle  # tests of the suite's own machinery, like the oracle's
 
-DRIVERS = Path(__file__).resolve().parent / "drivers"
+DRIVERS = Path(__file__).resolve().parents[2] / "mutants" / "drivers"  # the misbehaving drivers
 
 
 @given(bits=st.lists(st.integers(0, 0xFFFF), max_size=24), heads=st.integers(1, 3))
@@ -484,7 +484,7 @@ def test_a_transcript_renumbered_for_a_session_that_made_caches_before() -> None
 
 
 def vector(name: str) -> Path:
-    return Path(__file__).resolve().parents[1] / "ci" / "vectors" / f"{name}.txt"
+    return Path(__file__).resolve().parents[2] / "ci" / "vectors" / f"{name}.txt"
 
 
 def test_a_shared_session_gives_every_transcript_the_verdict_of_a_fresh_one() -> None:

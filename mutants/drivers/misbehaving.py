@@ -1,4 +1,4 @@
-"""A driver that misbehaves on purpose, for meta_tests/test_wire.py: `python misbehaving.py HOW`.
+"""A driver that misbehaves on purpose, for meta_tests/wire/test_wire.py: `python misbehaving.py HOW`.
 
 It greets properly, then, at its first `new`, does HOW: `crash` (exits with status 3 after
 writing to stderr), `hang` (never answers), `garbage` (answers a line that is neither ok

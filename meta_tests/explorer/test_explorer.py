@@ -1,5 +1,5 @@
 """The bounded exhaustive explorer (explorer/) itself, on broken implementations made here or in
-ci/examples: it finds a shortest failing sequence (also one that goes back to a state seen before, and
+mutants/ports: it finds a shortest failing sequence (also one that goes back to a state seen before, and
 one that only a block size that is not a power of two shows), claims no more than it walked, writes the
 failure as a transcript that replays to the same difference (under the port's profile), copies a
 module's caches field for field, and catches a copy that is not faithful. These test the explorer's
@@ -27,7 +27,7 @@ from wire.transcript import parse, replay
 from oracle.profile import Profile
 
 pytestmark = pytest.mark.exhaustive
-EXAMPLES = Path(__file__).resolve().parent.parent / "ci" / "examples"
+PORTS = Path(__file__).resolve().parents[2] / "mutants" / "ports"  # the broken ports
 BASE = explorer.GEOMETRIES[0]
 
 
@@ -76,11 +76,11 @@ def test_a_window_the_port_does_not_announce_walks_nothing_and_says_so(tmp_path:
 
 
 def example(name: str) -> Any:
-    sys.path.insert(0, str(EXAMPLES))
+    sys.path.insert(0, str(PORTS))
     try:
         return importlib.import_module(name)
     finally:
-        sys.path.remove(str(EXAMPLES))
+        sys.path.remove(str(PORTS))
 
 
 @pytest.mark.oracle
@@ -109,12 +109,12 @@ def test_a_stale_state_behind_a_state_seen_before_is_found_in_4_calls(tmp_path: 
     """After add_seq(0); free(0) the model is back at the start, but the stale-state cache is not: the walk
     keeps every path of up to 4 accepted calls, and fails it on the 4-call sequence (issue 26), whose
     transcript is those calls."""
-    sys.path.insert(0, str(EXAMPLES))
+    sys.path.insert(0, str(PORTS))
     try:
         results = explorer.run("stale_freed_id", 6)
         ok, lines = explorer.report(results, "stale_freed_id", str(tmp_path / "t.txt"))
     finally:
-        sys.path.remove(str(EXAMPLES))
+        sys.path.remove(str(PORTS))
     failure = next(r.failure for r in results if r.failure is not None)
     assert not ok and failure.geometry == BASE and failure.shortest
     assert failure.path == [("add_seq", 0), ("free", 0), ("add_seq", 0), ("append", 0, 0, 1)]
@@ -148,11 +148,11 @@ def test_a_slot_computed_by_mask_fails_on_the_block_size_of_three() -> None:
     powers = [g for g in explorer.GEOMETRIES if not g.prefix_caching and g.block_size in (1, 2)]
     for g in powers:
         assert explorer.explore(explorer.ModulePort(masked), g, 3).failure is None, g
-    sys.path.insert(0, str(EXAMPLES))
+    sys.path.insert(0, str(PORTS))
     try:
         results = explorer.run("slot_by_mask", 6)
     finally:
-        sys.path.remove(str(EXAMPLES))
+        sys.path.remove(str(PORTS))
     failure = next(r.failure for r in results if r.failure is not None)
     assert failure.geometry.block_size == 3 and failure.path == [("add_seq", 0), ("append", 0, 0, 2)], failure
     assert failure.what.startswith("gather(0, 0) k[head=0, pos=0, dim=0]="), failure.what
@@ -308,7 +308,7 @@ def test_allocation_any_compares_tables_up_to_a_renaming() -> None:
 
 
 class _RenamedAndStale(_Renamed):
-    """Block ids renamed (legal under allocation=any) and the stale-state bug of ci/examples/stale_freed_id."""
+    """Block ids renamed (legal under allocation=any) and the stale-state bug of mutants/ports/stale_freed_id."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -365,8 +365,8 @@ def test_every_value_is_distinct_and_exact() -> None:
 @pytest.mark.oracle
 def test_through_a_driver_the_same_failure_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
     """The driver port (a cache per state by handle, pipelined requests) agrees with the module port."""
-    root = Path(__file__).resolve().parent.parent
-    monkeypatch.setenv("PYTHONPATH", f"{EXAMPLES}:{root}")
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("PYTHONPATH", f"{PORTS}:{root}")
     prefix = next(g for g in explorer.GEOMETRIES if g.prefix_caching)
     ours = explorer.run(f"exec:{sys.executable} -m wire.driver", 3, [BASE, prefix])
     module = explorer.explore(explorer.ModulePort(paged), BASE, 3)

@@ -6,7 +6,7 @@ a renaming, its tables are right (sharing, and each block's id for its lifetime)
 of the pool's last block, N, is no block of the pool, which CONTRACT.md forbids under every
 profile, so the gate fails it with a message naming the pool's range, 0..N-1.
 
-    PYTHONPATH=ci/examples ci/gate --impl shifted_ids --profile allocation=any   # must FAIL
+    PYTHONPATH=mutants/ports ci/gate --impl shifted_ids --profile allocation=any   # must FAIL
 
 Never used by the real suite; a port's CI points --impl at its own bindings instead.
 """

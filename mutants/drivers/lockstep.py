@@ -1,4 +1,4 @@
-"""A driver that answers strictly line by line, for meta_tests/test_wire.py: `python lockstep.py [HOW]`.
+"""A driver that answers strictly line by line, for meta_tests/wire/test_wire.py: `python lockstep.py [HOW]`.
 
 It reads its input one byte at a time (never a request it has not reached) and writes and
 flushes each answer before reading on, so a client that writes a run of requests finds its

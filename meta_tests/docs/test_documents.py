@@ -23,7 +23,7 @@ from oracle.profile import Profile
 from paged_gate.config import DEFAULTS
 from wire.transcript import read, written_for_another
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if not (ROOT / ".git").exists() or not (ROOT / "docs" / "CONTRACT.md").is_file():
     pytest.skip("the documents are checked in a git checkout; this copy of the suite is not one (an installed gate, "
                 "a planted mutant's copy)", allow_module_level=True)
@@ -31,7 +31,7 @@ if not (ROOT / ".git").exists() or not (ROOT / "docs" / "CONTRACT.md").is_file()
 # Markdown a program writes, each with its writer: checked for links and paths, but neither written
 # by hand nor counted in the word budget (their figures are the generator's, checked by its own tests).
 GENERATED = {
-    "ci/vectors/NOTES.md": "ci/vectors/generate (vectorgen/corpus.py), checked against the corpus by meta_tests/test_generator.py",
+    "ci/vectors/NOTES.md": "ci/vectors/generate (vectorgen/corpus.py), checked against the corpus by meta_tests/vectorgen/test_generator.py",
 }
 
 # Backquoted paths that name no file of this repository on purpose, each with its reason.

@@ -6,8 +6,8 @@ lengths, counts, errors) is right, so only the pinned allocation order gives it 
 It uses the real cache through its public calls and renumbers the ids it reports
 (block b is reported as N-1-b), which is exactly what a top-down allocator would show.
 
-    PYTHONPATH=ci/examples ci/gate --impl broken_allocation      # must FAIL
-    PYTHONPATH=ci/examples pytest -n auto --impl broken_allocation
+    PYTHONPATH=mutants/ports ci/gate --impl broken_allocation      # must FAIL
+    PYTHONPATH=mutants/ports pytest -n auto --impl broken_allocation
 
 Never used by the real suite; a port's CI points --impl at its own bindings instead.
 """
