@@ -170,6 +170,9 @@ class PagedKVCache:
         self._closed = True
         del self._k, self._v, self._layers
         self._seqs.clear()
+        for group in self._groups:
+            group.tables.clear()
+            group.nodes.clear()
 
     def __enter__(self) -> "PagedKVCache":
         self._check_open()
