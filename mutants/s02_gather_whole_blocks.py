@@ -10,9 +10,9 @@ MUTANT = Mutant(
     # gather's length is rounded up to a whole number of blocks.
     edits=(
         Edit(
-            "paged/cache.py",
-            "        length = seq.lens[li]\n        gi = self._group_of[li]",
-            "        length = -(-seq.lens[li] // self.block_size) * self.block_size\n        gi = self._group_of[li]",
+            'paged/cache.py',
+            '        length = seq.lens[li]\n        group = self._group(li)',
+            '        length = -(-seq.lens[li] // self.block_size) * self.block_size\n        group = self._group(li)',
         ),
     ),
 )

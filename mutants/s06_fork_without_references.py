@@ -9,9 +9,9 @@ MUTANT = Mutant(
     caught_by=("test_fork_shares_until_a_write", "test_random_ops_conserve_blocks"),
     edits=(
         Edit(
-            "paged/cache.py",
-            "            for block in table:\n                if block != RELEASED:\n                    self._alloc.incref(block)\n",
-            "            for block in table:\n                if block != RELEASED:\n                    pass\n",
+            'paged/groups.py',
+            '        for block in table:\n            if block != RELEASED:\n                self.alloc.incref(block)\n',
+            '        for block in table:\n            if block != RELEASED:\n                pass\n',
         ),
     ),
 )

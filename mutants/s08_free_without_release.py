@@ -9,9 +9,9 @@ MUTANT = Mutant(
     caught_by=("test_free_restores_the_pool",),
     edits=(
         Edit(
-            "paged/cache.py",
-            "                self._alloc.decref(block, self._prefix and self._registered(block))\n",
-            "                pass\n",
+            'paged/groups.py',
+            '                self.alloc.decref(block, self.index.is_registered(block))\n',
+            '                pass\n',
         ),
     ),
 )

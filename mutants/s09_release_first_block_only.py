@@ -9,9 +9,9 @@ MUTANT = Mutant(
     caught_by=("test_free_restores_the_pool",),
     edits=(
         Edit(
-            "paged/cache.py",
-            "            self._let_go(reversed(table))\n",
-            "            self._let_go(reversed(table[:1]))\n",
+            'paged/groups.py',
+            '        self._let_go(reversed(table))\n',
+            '        self._let_go(reversed(table[:1]))\n',
         ),
     ),
 )

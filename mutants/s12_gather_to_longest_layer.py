@@ -9,9 +9,9 @@ MUTANT = Mutant(
     caught_by=("test_layers_keep_independent_lengths",),
     edits=(
         Edit(
-            "paged/cache.py",
-            "        length = seq.lens[li]\n        gi = self._group_of[li]",
-            "        length = max(seq.lens)\n        gi = self._group_of[li]",
+            'paged/cache.py',
+            '        length = seq.lens[li]\n        group = self._group(li)',
+            '        length = max(seq.lens)\n        group = self._group(li)',
         ),
     ),
 )

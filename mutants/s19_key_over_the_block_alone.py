@@ -16,7 +16,7 @@ MUTANT = Mutant(
             '            child = self.root.children.get(tuple(tokens[len(path) * bs : (len(path) + 1) * bs]))\n',
         ),
         Edit(
-            'paged/cache.py',
+            'paged/groups.py',
             '            parent = nodes[i - 1] if i else index.root\n',
             '            parent = index.root\n',
         ),

@@ -11,8 +11,8 @@ MUTANT = Mutant(
     edits=(
         Edit(
             'paged/cache.py',
-            '            self._register(group.index, seq, gi, min(seq.lens[i] for i in group.layers) // bs)\n',
-            '            self._register(group.index, seq, gi, seq.lens[li] // bs)\n',
+            '            group.register(seq.sid, seq.tokens, seq.lens)\n',
+            '            group.register(seq.sid, seq.tokens, [seq.lens[li]] * self.n_layers)\n',
         ),
     ),
 )

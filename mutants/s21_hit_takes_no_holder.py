@@ -10,8 +10,8 @@ MUTANT = Mutant(
     # SGLang #24153 and mini-sglang #52's family: a lock count not taken on a match.
     edits=(
         Edit(
-            'paged/cache.py',
-            '            self._alloc.acquire(node.block)\n',
+            'paged/groups.py',
+            '            self.alloc.acquire(node.block)\n',
             '            pass\n',
         ),
     ),

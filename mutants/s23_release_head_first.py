@@ -10,9 +10,9 @@ MUTANT = Mutant(
     # CONTRACT.md: free lets go of the table from its last entry to its first.
     edits=(
         Edit(
-            'paged/cache.py',
-            '            self._let_go(reversed(table))\n',
-            '            self._let_go(table)\n',
+            'paged/groups.py',
+            '        self._let_go(reversed(table))\n',
+            '        self._let_go(table)\n',
         ),
     ),
 )

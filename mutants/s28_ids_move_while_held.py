@@ -12,19 +12,9 @@ MUTANT = Mutant(
     # allocation=any that is exactly what the renaming must refuse (a block keeps its id while held).
     edits=(
         Edit(
-            "paged/cache.py",
-            "            self._let_go(reversed(table))\n"
-            "        del self._seqs[as_int(seq_id, \"seq_id\")]\n",
-            "            self._let_go(reversed(table))\n"
-            "        del self._seqs[as_int(seq_id, \"seq_id\")]\n"
-            "        for other in self._seqs.values():\n"
-            "            for i, b in enumerate(other.tables[0]):\n"
-            "                if not self._prefix and self._alloc._free and self._alloc._free[0] < b and self._alloc._refs[b] == 1:\n"
-            "                    moved = self._alloc.allocate()\n"
-            "                    self._k[:, :, moved] = self._k[:, :, b]\n"
-            "                    self._v[:, :, moved] = self._v[:, :, b]\n"
-            "                    other.tables[0][i] = moved\n"
-            "                    self._alloc.decref(b, False)\n",
+            'paged/cache.py',
+            '            group.free(seq.sid)\n        del self._seqs[as_int(seq_id, "seq_id")]\n',
+            '            group.free(seq.sid)\n        del self._seqs[as_int(seq_id, "seq_id")]\n        for table in self._groups[0].tables.values():\n            for i, b in enumerate(table):\n                if not self._prefix and self._alloc._free and self._alloc._free[0] < b and self._alloc._refs[b] == 1:\n                    moved = self._alloc.allocate()\n                    self._k[:, :, moved] = self._k[:, :, b]\n                    self._v[:, :, moved] = self._v[:, :, b]\n                    table[i] = moved\n                    self._alloc.decref(b, False)\n',
         ),
     ),
 )

@@ -11,15 +11,9 @@ MUTANT = Mutant(
     # own), and so are the counts: only which entries changed id tells.
     edits=(
         Edit(
-            "paged/cache.py",
-            "        for i in shared:\n            table[i] = self._copy_block(table[i])\n",
-            "        for i in shared:\n"
-            "            old = table[i]\n"
-            "            copy = self._copy_block(old)\n"
-            "            others = [s for s in self._seqs.values() if s.table is not table and old in s.table]\n"
-            "            for s in others:\n"
-            "                s.table[s.table.index(old)] = copy\n"
-            "            self._alloc._refs[copy], self._alloc._refs[old] = len(others), 1\n",
+            'paged/cache.py',
+            '        for i in shared:\n            table[i] = self._copy_block(table[i])\n',
+            '        for i in shared:\n            old = table[i]\n            copy = self._copy_block(old)\n            others = [t for t in group.tables.values() if t is not table and old in t]\n            for t in others:\n                t[t.index(old)] = copy\n            self._alloc._refs[copy], self._alloc._refs[old] = len(others), 1\n',
         ),
     ),
 )

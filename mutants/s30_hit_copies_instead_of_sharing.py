@@ -11,16 +11,9 @@ MUTANT = Mutant(
     # it: every gather is right, so only the tables (no shared id) and the counts give it away.
     edits=(
         Edit(
-            "paged/cache.py",
-            "                self._alloc.acquire(node.block)\n                table.append(node.block)\n",
-            "                if self._alloc._free:\n"
-            "                    fresh = self._alloc.allocate()\n"
-            "                    self._k[:, :, fresh] = self._k[:, :, node.block]\n"
-            "                    self._v[:, :, fresh] = self._v[:, :, node.block]\n"
-            "                    table.append(fresh)\n"
-            "                else:\n"
-            "                    self._alloc.acquire(node.block)\n"
-            "                    table.append(node.block)\n",
+            'paged/cache.py',
+            '        for group, (run, skipped) in zip(self._groups, hits):\n            group.add(sid, run, skipped)\n',
+            '        for group, (run, skipped) in zip(self._groups, hits):\n            table = [-1] * skipped\n            for node in run[skipped:]:\n                assert node.block is not None\n                if self._alloc._free:\n                    fresh = self._alloc.allocate()\n                    self._k[:, :, fresh] = self._k[:, :, node.block]\n                    self._v[:, :, fresh] = self._v[:, :, node.block]\n                    table.append(fresh)\n                else:\n                    self._alloc.acquire(node.block)\n                    table.append(node.block)\n            group.tables[sid], group.nodes[sid] = table, list(run)\n',
         ),
     ),
 )

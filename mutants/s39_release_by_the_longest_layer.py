@@ -8,6 +8,10 @@ MUTANT = Mutant(
     symptom='a layer that lags loses blocks its window still reaches',
     caught_by=('TestWindowMachine',),
     edits=(
-        Edit('paged/cache.py', '        cut = group.released_before(min(seq.lens[i] for i in group.layers))', '        cut = group.released_before(max(seq.lens[i] for i in group.layers))'),
+        Edit(
+            'paged/groups.py',
+            '        self._release_first(table, self.released_before(self.shortest(lens)))\n',
+            '        self._release_first(table, self.released_before(max(lens[i] for i in self.layers)))\n',
+        ),
     ),
 )

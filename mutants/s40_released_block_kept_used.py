@@ -8,6 +8,10 @@ MUTANT = Mutant(
     symptom="the entry becomes -1, but the block never returns to the pool: stats()['used'] grows and the pool runs out early",
     caught_by=('TestWindowMachine',),
     edits=(
-        Edit('paged/cache.py', '        self._let_go(newly)\n', '        del newly\n'),
+        Edit(
+            'paged/groups.py',
+            '        self._let_go(newly)\n',
+            '        del newly\n',
+        ),
     ),
 )

@@ -9,8 +9,20 @@ MUTANT = Mutant(
     caught_by=('TestWindowMachine',),
     notes="vLLM 0.33.0's SlidingWindowManager releases at the start of allocate_slots; CONTRACT.md pins the end of the append.",
     edits=(
-        Edit('paged/cache.py', '        if group.window is not None:\n            self._release(seq, gi)\n\n    def gather(', '\n    def gather('),
-        Edit('paged/cache.py', '        group, table = self._groups[gi], seq.tables[gi]  # the layer', '        if self._groups[gi].window is not None:\n            self._release(seq, gi)\n        group, table = self._groups[gi], seq.tables[gi]  # the layer'),
-        Edit('paged/fast.py', '        if self._groups[gi].window is not None:\n            self._release(seq, gi)\n        return True', '        return True'),
+        Edit(
+            'paged/cache.py',
+            '            group.register(seq.sid, seq.tokens, seq.lens)\n        group.release(seq.sid, seq.lens)\n',
+            '            group.register(seq.sid, seq.tokens, seq.lens)\n',
+        ),
+        Edit(
+            'paged/cache.py',
+            '        group = self._group(li)\n        table = group.tables[seq.sid]',
+            '        group = self._group(li)\n        group.release(seq.sid, seq.lens)\n        table = group.tables[seq.sid]',
+        ),
+        Edit(
+            'paged/fast.py',
+            '        group.release(seq.sid, seq.lens)\n        return True',
+            '        return True',
+        ),
     ),
 )

@@ -8,6 +8,10 @@ MUTANT = Mutant(
     symptom="the reference lands on the pool's last block (a Python list's index -1): it is never freed again",
     caught_by=('TestWindowMachine',),
     edits=(
-        Edit('paged/cache.py', '            for block in table:\n                if block != RELEASED:\n                    self._alloc.incref(block)\n', '            for block in table:\n                self._alloc.incref(block)\n'),
+        Edit(
+            'paged/groups.py',
+            '        for block in table:\n            if block != RELEASED:\n                self.alloc.incref(block)\n',
+            '        for block in table:\n            self.alloc.incref(block)\n',
+        ),
     ),
 )

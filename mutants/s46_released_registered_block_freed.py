@@ -8,6 +8,10 @@ MUTANT = Mutant(
     symptom='with prefix caching, a block let go by the window loses its key instead of staying cached for the next prompt',
     caught_by=('test_a_release_of_registered_blocks_then_an_eviction_then_a_windowed_hit', 'TestWindowPrefixMachine'),
     edits=(
-        Edit('paged/cache.py', '        self._let_go(newly)\n', '        for block in newly:\n            self._alloc.decref(block, False)\n'),
+        Edit(
+            'paged/groups.py',
+            '        self._let_go(newly)\n',
+            '        for block in newly:\n            self.alloc.decref(block, False)\n',
+        ),
     ),
 )

@@ -8,6 +8,10 @@ MUTANT = Mutant(
     symptom='when one append releases several registered blocks, they become cached lowest index first, so eviction takes the wrong one first',
     caught_by=('test_a_release_of_registered_blocks_then_an_eviction_then_a_windowed_hit', 'TestWindowPrefixMachine'),
     edits=(
-        Edit('paged/cache.py', '        self._let_go(newly)\n', '        self._let_go(reversed(newly))\n'),
+        Edit(
+            'paged/groups.py',
+            '        self._let_go(newly)\n',
+            '        self._let_go(reversed(newly))\n',
+        ),
     ),
 )

@@ -16,9 +16,9 @@ MUTANT = Mutant(
             '        return ((shortest - self.window + 1) & 0xFFFFFFFF) // self.block_size',
         ),
         Edit(
-            'paged/cache.py',
-            '        cut = group.released_before(min(seq.lens[i] for i in group.layers))',
-            '        cut = min(len(table), group.released_before(min(seq.lens[i] for i in group.layers)))',
+            'paged/groups.py',
+            '        self._release_first(table, self.released_before(self.shortest(lens)))\n',
+            '        self._release_first(table, min(len(table), self.released_before(self.shortest(lens))))\n',
         ),
     ),
 )

@@ -8,8 +8,10 @@ MUTANT = Mutant(
     symptom="the full-attention layers' early blocks go back to the pool: their gathers lose positions, their tables get -1 entries",
     caught_by=('test_the_issue_example_holds_four_blocks_and_at_most_two', 'test_paged_matches_contiguous_decoding_in_a_hybrid_model'),
     edits=(
-        Edit('paged/groups.py', '            groups.append(FullAttention(layers, block_size, prefix_caching))\n',
-             '            groups.append(SlidingWindow(layers, block_size, prefix_caching, max(w or 0 for w in windows)) if any(windows) '
-             'else FullAttention(layers, block_size, prefix_caching))\n'),
+        Edit(
+            'paged/groups.py',
+            '        group = FullAttention(layers, block_size, alloc) if window is None else SlidingWindow(layers, block_size, alloc, window)\n',
+            '        largest = max(w or 0 for w in windows)  # full attention made a window of the largest W\n        full: Group = SlidingWindow(layers, block_size, alloc, largest) if largest else FullAttention(layers, block_size, alloc)\n        group = full if window is None else SlidingWindow(layers, block_size, alloc, window)\n',
+        ),
     ),
 )

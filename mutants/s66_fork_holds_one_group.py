@@ -9,7 +9,10 @@ MUTANT = Mutant(
     "back to the pool while the child still reads them",
     caught_by=('vector hybrid-fork-and-free-per-group', 'TestHybridMachine'),
     edits=(
-        Edit('paged/cache.py', '        for table in src.tables:\n            for block in table:\n',
-             '        for table in src.tables[:1]:\n            for block in table:\n'),
+        Edit(
+            'paged/groups.py',
+            '        for block in table:\n            if block != RELEASED:\n                self.alloc.incref(block)\n',
+            '        for block in (table if 0 in self.layers else []):  # group 0 alone, the group of layer 0\n            if block != RELEASED:\n                self.alloc.incref(block)\n',
+        ),
     ),
 )

@@ -9,7 +9,10 @@ MUTANT = Mutant(
     "seen (a driver that drops `block_table C S LAYER`'s LAYER answers the same)",
     caught_by=('vector hybrid-tables-on-one-pool', 'test_the_issue_example_holds_four_blocks_and_at_most_two'),
     edits=(
-        Edit('paged/cache.py', '        return np.array(seq.tables[self._group_of[li]], dtype=np.int32)\n',
-             '        return np.array(seq.tables[0], dtype=np.int32)\n'),
+        Edit(
+            'paged/cache.py',
+            '        return np.array(self._group(li).tables[seq.sid], dtype=np.int32)',
+            '        return np.array(self._groups[0].tables[seq.sid], dtype=np.int32)',
+        ),
     ),
 )

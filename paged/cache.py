@@ -16,13 +16,16 @@ keys live in `PrefixIndex` (prefix.py), the cached blocks in `BlockAllocator`.
 
 Sliding window (opt-in, `sliding_window=W`): a layer of n positions needs only its window,
 positions n-W+1 .. n-1; at the end of every append, the blocks no layer's window reaches are let
-go (`_release`) and their table entries become RELEASED (-1), positions staying absolute.
+go (the group's `release`) and their table entries become RELEASED (-1), positions staying absolute.
 
-Hybrid models (opt-in, `layer_windows=(W_0, ..., W_{L-1})`, None for full attention): the layers with
-one window form a group (groups.py, where each kind's rules are), and each group has its own table per
-sequence and its own keys, over the one pool. Without `layer_windows` there is one group, of every
-layer. This class coordinates the groups: an append's one capacity check (an append writes one layer,
-so one group's table), the hit every group can serve (`_hit`), and the order `free` lets go.
+Groups (groups.py): the layers with one window form a group, of one kind (full attention, sliding
+window); each group keeps its sequences' tables, its keys and its kind's rules (which positions
+`gather` shows, what a sequence releases while it lives, which blocks of a hit it needs), over the one
+pool. Without `layer_windows=(W_0, ..., W_{L-1})` (a hybrid model, None for full attention) there is
+one group, of every layer. This class coordinates the groups and never asks a group's kind: an
+append's one capacity check (an append writes one layer, so one group's table), the hit every group
+can serve (`_hit`), and the order `free` lets go. The group of layer li is `_group(li)`; its table
+of sequence s is `_group(li).tables[s]`, the first position it shows `.visible_from(length)`.
 
 Copies: a write splits its positions into part of a block, whole blocks, part of a block
 (`segments`); part of a block is one slice of each pool, every head at once; whole blocks are
@@ -39,16 +42,14 @@ from numpy.typing import NDArray
 from .allocator import BlockAllocator
 from .checks import as_chunk, as_int, as_layer_windows, as_sizes, as_tokens, as_window, layer_index, live, zeroed_pools
 from .errors import OutOfBlocks
-from .groups import make_groups
-from .prefix import Node, PrefixIndex
+from .groups import Group, make_groups
+from .prefix import Node
 
 # One stretch of positions within a sequence: (index in its table of the first block, first
 # slot `lo` in that block, offset into the chunk, width in positions). Either part of one block,
 # when it starts or ends inside the block (`lo or width % B`), or whole blocks (lo == 0 and a
 # width that is a multiple of B).
 Segment = tuple[int, int, int, int]
-
-RELEASED = -1  # a table entry whose block the sliding window let go (block_table shows it as it is)
 
 
 def segments(start: int, count: int, block_size: int) -> list[Segment]:
@@ -75,17 +76,15 @@ def segments(start: int, count: int, block_size: int) -> list[Segment]:
 
 
 class _Seq:
-    """A live sequence: one block table per group and one length per layer; with prefix caching, the
-    token ids it has declared and, per group, the prefix nodes of its full blocks (one per full block,
-    in order)."""
+    """A live sequence: its id `sid` (the key of its table in each group's `tables`), one length per
+    layer and, with prefix caching, the token ids it has declared."""
 
-    __slots__ = ("tables", "lens", "tokens", "nodes")
+    __slots__ = ("sid", "lens", "tokens")
 
-    def __init__(self, tables: list[list[int]], lens: list[int], tokens: list[int], nodes: list[list[Node]]) -> None:
-        self.tables = tables
+    def __init__(self, sid: int, lens: list[int], tokens: list[int]) -> None:
+        self.sid = sid
         self.lens = lens
         self.tokens = tokens
-        self.nodes = nodes
 
 
 class PagedKVCache:
@@ -94,6 +93,7 @@ class PagedKVCache:
     Invariants (they hold between any two public calls; the suite checks their consequences
     through the public calls only, and the oracle `ModelKVCache` is their executable model):
 
+    - The live sequences are `_seqs`' keys, and each group's `tables` and `nodes` have exactly those keys.
     - A block's reference count is the number of live tables that hold it, over every group (a
       table holds a block at most once, and a block is in the tables of one group), and a block has no holder (it is free, or with
       prefix caching cached) exactly when its count is 0. So `stats()["used"]` is the number
@@ -111,9 +111,9 @@ class PagedKVCache:
     - `_layers[l]` is `(_k[l], _v[l])`: views of the pools, never copies.
     - With prefix caching: a block is registered (has a key in its group's `index`) only once every
       layer of its group in a sequence filled it, and then is never written again; a registered block with no
-      holder is cached, and a cached block has no holder. `seq.nodes[g][i]` is the prefix node of
-      full block i of group g (`len(seq.nodes[g])` is the group's layers' min(lens) // B); an append never runs past `seq.tokens`.
-      Off, `_prefix` is False, no group has an index, and nothing of it runs.
+      holder is cached, and a cached block has no holder. `group.nodes[s][i]` is the prefix node of
+      full block i of the group's table of s (`len(group.nodes[s])` is the group's layers' min(lens) // B); an append never
+      runs past `seq.tokens`. Off, `_prefix` is False, nothing registers (every index stays empty), and nothing of it runs.
     - After `close()`, `_closed` is true and the pools are gone; every call but `close()`
       raises ValueError.
 
@@ -122,7 +122,8 @@ class PagedKVCache:
     reference counts, the free pool and the cached blocks change only inside `BlockAllocator`,
     through `allocate`, `incref`, `acquire`, `unshare` and `decref` (`shared` and `holders` only
     read them); keys change only inside `PrefixIndex`, through `register` and `drop` (called on
-    eviction); `_seqs` and its `_Seq` objects are this class's own; `block_table` and
+    eviction); table entries change only in `append` (through the layer's group's `tables`) and in
+    the groups' own methods; `_seqs` and its `_Seq` objects are this class's own; `block_table` and
     `gather` return new arrays, never views.
     """
 
@@ -148,7 +149,9 @@ class PagedKVCache:
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
         self._k, self._v = zeroed_pools(shape)  # MemoryError when the machine will not give them
         windows = [window] * self.n_layers if given is None else given  # each layer's (sliding_window: every layer's)
-        self._groups = make_groups(windows, self.block_size, prefix_caching)
+        self._prefix = prefix_caching
+        self._alloc = self.allocator(self.num_blocks, self._drop if prefix_caching else None)
+        self._groups = make_groups(windows, self.block_size, self._alloc)
         self._group_of = [0] * self.n_layers  # layer -> the index of its group
         for gi, group in enumerate(self._groups):
             for li in group.layers:
@@ -156,8 +159,6 @@ class PagedKVCache:
         # Each layer's `[H, N, B, D]` view of the pools, one list item per layer: a list lookup
         # instead of a new NumPy view on every append and gather.
         self._layers = list(zip(self._k, self._v))
-        self._prefix = prefix_caching
-        self._alloc = self.allocator(self.num_blocks, self._drop if prefix_caching else None)
         self._seqs: dict[int, _Seq] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -169,6 +170,9 @@ class PagedKVCache:
         self._closed = True
         del self._k, self._v, self._layers
         self._seqs.clear()
+        for group in self._groups:
+            group.tables.clear()
+            group.nodes.clear()
 
     def __enter__(self) -> "PagedKVCache":
         self._check_open()
@@ -186,9 +190,10 @@ class PagedKVCache:
 
         With prefix caching, the longest run of the prompt's full blocks (ending before its last token)
         that every group can serve becomes each group's table, each block gaining a holder, and every
-        layer's length is that run's positions; a full-attention group needs every block of the run
-        registered, a sliding window's only the run's last blocks, those its window needs, and the
-        entries before them are RELEASED (`_hit`). Off, the tokens are checked and nothing is served.
+        layer's length is that run's positions; each group's kind says which blocks of the run it needs
+        registered (full attention every one, a sliding window the run's last blocks, those its window
+        needs, and the entries before them are RELEASED; `_hit`). Off, the tokens are checked and
+        nothing is served.
         """
         self._check_open()
         sid = as_int(seq_id, "seq_id")
@@ -196,19 +201,15 @@ class PagedKVCache:
             raise ValueError(f"sequence {sid} is already live")
         ids = as_tokens(tokens)
         if not self._prefix:
-            self._seqs[sid] = _Seq([[] for _ in self._groups], [0] * self.n_layers, [], [[] for _ in self._groups])
+            for group in self._groups:
+                group.add(sid)
+            self._seqs[sid] = _Seq(sid, [0] * self.n_layers, [])
             return 0
         hits = self._hit(ids)
-        tables = []
-        for run, skipped in hits:
-            table = [RELEASED] * skipped
-            for node in run[skipped:]:
-                assert node.block is not None  # the blocks a hit takes are registered
-                self._alloc.acquire(node.block)
-                table.append(node.block)
-            tables.append(table)
+        for group, (run, skipped) in zip(self._groups, hits):
+            group.add(sid, run, skipped)
         served = len(hits[0][0]) * self.block_size
-        self._seqs[sid] = _Seq(tables, [served] * self.n_layers, ids, [run for run, _ in hits])
+        self._seqs[sid] = _Seq(sid, [served] * self.n_layers, ids)
         return served
 
     def extend(self, seq_id: int, tokens: Iterable[int]) -> None:
@@ -219,25 +220,22 @@ class PagedKVCache:
             seq.tokens += ids
 
     def fork(self, parent: int, child: int) -> None:
-        """Give `child` the parent's table and lengths; every block gains a reference, none is allocated."""
+        """Give `child` the parent's tables and lengths; every block gains a reference, none is allocated."""
         src = self._seq(parent)
         cid = as_int(child, "child")
         if cid in self._seqs:
             raise ValueError(f"sequence {cid} is already live")
-        for table in src.tables:
-            for block in table:
-                if block != RELEASED:
-                    self._alloc.incref(block)
-        tables = [table.copy() for table in src.tables]
-        self._seqs[cid] = _Seq(tables, src.lens.copy(), src.tokens.copy(), [nodes.copy() for nodes in src.nodes])
+        for group in self._groups:
+            group.fork(src.sid, cid)
+        self._seqs[cid] = _Seq(cid, src.lens.copy(), src.tokens.copy())
 
     def free(self, seq_id: int) -> None:
         """Drop the sequence, letting go of each group's table in turn, group 0 first, each from its last
         entry to its first: each block whose last holder it was returns to the pool, or, when it has a
         key, becomes cached."""
         seq = self._seq(seq_id)
-        for table in seq.tables:
-            self._let_go(reversed(table))
+        for group in self._groups:
+            group.free(seq.sid)
         del self._seqs[as_int(seq_id, "seq_id")]
 
     # -- data ---------------------------------------------------------------------------------
@@ -257,8 +255,8 @@ class PagedKVCache:
                 f"positions {start} .. {start + tokens - 1} of layer {li} need declared token ids; "
                 f"sequence {seq_id} has declared {len(seq.tokens)} (add_seq's tokens, then extend)"
             )
-        gi = self._group_of[li]
-        group, table = self._groups[gi], seq.tables[gi]  # the layer's group takes the blocks: its table
+        group = self._group(li)
+        table = group.tables[seq.sid]  # the layer's group takes the blocks: its table
         bs = self.block_size
         first, last = start // bs, (start + tokens - 1) // bs
         alloc = self._alloc
@@ -275,20 +273,19 @@ class PagedKVCache:
             table.append(alloc.allocate())
         self._write(table, li, start, k_arr, v_arr)
         seq.lens[li] = start + tokens
-        if group.index is not None:
-            self._register(group.index, seq, gi, min(seq.lens[i] for i in group.layers) // bs)
-        if group.window is not None:
-            self._release(seq, gi)
+        if self._prefix:
+            group.register(seq.sid, seq.tokens, seq.lens)
+        group.release(seq.sid, seq.lens)
 
     def gather(self, seq_id: int, layer: int) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         """New C-contiguous float16 arrays `[H, n, D]` of the layer's K and V: every position, or with a
         sliding window W, the window, positions max(0, n-W+1) .. n-1 (`n` the layer's length)."""
         seq, li = self._seq_layer(seq_id, layer)
         length = seq.lens[li]
-        gi = self._group_of[li]
-        start = self._groups[gi].visible_from(length)
+        group = self._group(li)
+        start = group.visible_from(length)
         bs = self.block_size
-        blocks = seq.tables[gi][start // bs : -(-length // bs)]  # the blocks of positions start .. length-1
+        blocks = group.tables[seq.sid][start // bs : -(-length // bs)]  # the blocks of positions start .. length-1
         return self._gather_blocks(li, blocks, start % bs, length - start)
 
     # -- inspection -------------------------------------------------------------------------
@@ -296,7 +293,7 @@ class PagedKVCache:
     def block_table(self, seq_id: int, layer: int = 0) -> NDArray[np.int32]:
         """A new int32 array of the block ids of the table of the layer's group, in position order."""
         seq, li = self._seq_layer(seq_id, layer)
-        return np.array(seq.tables[self._group_of[li]], dtype=np.int32)
+        return np.array(self._group(li).tables[seq.sid], dtype=np.int32)
 
     def seq_len(self, seq_id: int, layer: int = 0) -> int:
         """The number of positions `layer` of the sequence holds."""
@@ -333,6 +330,10 @@ class PagedKVCache:
         """The live sequence and the layer index a call names: the id's errors first, then the layer's."""
         return self._seq(seq_id), self._layer(layer)
 
+    def _group(self, layer: int) -> Group:
+        """The group of `layer` (an index in range): its tables and its kind's rules."""
+        return self._groups[self._group_of[layer]]
+
     def _hit(self, ids: list[int]) -> list[tuple[list[Node], int]]:
         """Each group's hit (its nodes, how many first ones it skips) for the largest k, at most the prompt's full
         blocks before its last token, that every group can serve: vLLM's fixed point. Each group gives its
@@ -345,50 +346,12 @@ class PagedKVCache:
                 return hits
             k = common
 
-    def _registered(self, block: int) -> bool:
-        return any(group.index is not None and group.index.is_registered(block) for group in self._groups)
-
     def _drop(self, block: int) -> None:
         """An evicted block's key goes, from the index of the group it was registered in."""
         for group in self._groups:
-            if group.index is not None and group.index.is_registered(block):
+            if group.index.is_registered(block):
                 group.index.drop(block)
                 return
-
-    def _let_go(self, blocks: Iterable[int]) -> None:
-        """Let go of these table entries, in this order (RELEASED ones skipped): each block whose last holder
-        this was returns to the pool, or, registered, becomes cached."""
-        for block in blocks:
-            if block != RELEASED:
-                self._alloc.decref(block, self._prefix and self._registered(block))
-
-    def _release(self, seq: _Seq, gi: int) -> None:
-        """A sliding window group: let go of the blocks whose positions are all before every window of the
-        group's layers (`released_before`), highest first; their entries become RELEASED. The entries
-        released before are the first ones, so the walk stops at the first RELEASED it meets."""
-        group, table = self._groups[gi], seq.tables[gi]
-        cut = group.released_before(min(seq.lens[i] for i in group.layers))  # entries 0 .. cut-1 are released
-        newly = []
-        for i in range(cut - 1, -1, -1):
-            if table[i] == RELEASED:
-                break
-            newly.append(table[i])
-            table[i] = RELEASED
-        self._let_go(newly)
-
-    def _register(self, index: PrefixIndex, seq: _Seq, gi: int, full: int) -> None:
-        """Register the blocks of group gi this append made full (from len(nodes), the full blocks before it,
-        to `full`) under their keys in the group's index, the whole prefix of token ids, unless a key
-        already names a block."""
-        bs, nodes = self.block_size, seq.nodes[gi]
-        for i in range(len(nodes), full):
-            parent = nodes[i - 1] if i else index.root
-            if parent.dead:  # pruned since (its key was evicted): the path is made again
-                nodes[:] = index.path(seq.tokens, i)
-                parent = nodes[i - 1]
-            node = index.child(parent, seq.tokens[i * bs : (i + 1) * bs])
-            nodes.append(node)
-            index.register(node, seq.tables[gi][i])
 
     def _copy_block(self, block: int) -> int:
         """Copy on write: a private copy of a shared block (every layer) for the writer."""

@@ -83,16 +83,15 @@ class PagedKVCache(cache.PagedKVCache):
         start = seq.lens[layer]
         first, lo = divmod(start, self.block_size)
         stop = lo + shape[1]
-        gi = self._group_of[layer]
-        table = seq.tables[gi]
+        group = self._groups[self._group_of[layer]]
+        table = group.tables[seq.sid]
         if stop > self.block_size or first >= len(table) or self._alloc.holders(table[first]) > 1:
             return False  # a new block, more than one block, or copy on write
         k_pool, v_pool = self._layers[layer]
         k_pool[:, table[first], lo:stop] = k
         v_pool[:, table[first], lo:stop] = v
         seq.lens[layer] = start + shape[1]
-        if self._groups[gi].window is not None:
-            self._release(seq, gi)
+        group.release(seq.sid, seq.lens)
         return True
 
     def _gather_blocks(

@@ -173,7 +173,7 @@ class _RunFlags(paged.PagedKVCache):
 
     def add_seq(self, seq_id: int, tokens: Any = ()) -> int:
         served = super().add_seq(seq_id, tokens)
-        self._runs[seq_id] = _consecutive(self._seqs[seq_id].tables[0])
+        self._runs[seq_id] = _consecutive(self._groups[0].tables[seq_id])
         return served
 
     def fork(self, parent: int, child: int) -> None:
@@ -185,12 +185,12 @@ class _RunFlags(paged.PagedKVCache):
         del self._runs[seq_id]
 
     def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
-        seq = self._seqs.get(seq_id) if type(seq_id) is int else None
-        before = list(seq.tables[0]) if seq is not None else []
+        table = self._groups[0].tables.get(seq_id) if type(seq_id) is int and not self._closed else None
+        before = list(table) if table is not None else []
         super().append(seq_id, layer, k, v)
-        if seq is not None:
-            copied = seq.tables[0][: len(before)] != before
-            self._runs[seq_id] = self.keeps(seq_id) or (self._runs[seq_id] and not copied and _consecutive(seq.tables[0]))
+        if table is not None:
+            copied = table[: len(before)] != before
+            self._runs[seq_id] = self.keeps(seq_id) or (self._runs[seq_id] and not copied and _consecutive(table))
 
     def keeps(self, seq_id: int) -> bool:
         return False
@@ -207,8 +207,8 @@ def _recomputes_the_run_flag(cache: Any) -> Any:
     """An unfaithful copy: every field carried, but each sequence's `run` flag computed again from its
     table: a stale flag in the original is a right one in the copy."""
     twin = explorer.faithful_copy(cache)
-    for sid, seq in getattr(twin, "_seqs", {}).items():
-        twin._runs[sid] = _consecutive(seq.tables[0])
+    for sid in getattr(twin, "_seqs", {}):
+        twin._runs[sid] = _consecutive(twin._groups[0].tables[sid])
     return twin
 
 
@@ -222,7 +222,7 @@ def _stale_run_path(g: explorer.Geometry) -> tuple[Any, list[tuple[str, tuple[An
         getattr(model, method)(*args)
         getattr(cache, method)(*args)
         calls.append((method, args))
-    assert cache._runs[1] and not _consecutive(cache._seqs[1].tables[0])
+    assert cache._runs[1] and not _consecutive(cache._groups[0].tables[1])
     return cache, calls
 
 

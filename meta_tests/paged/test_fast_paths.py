@@ -100,8 +100,9 @@ def state(cache: Any) -> Any:
     def key(node: Any) -> list[tuple[int, ...]]:
         return [] if node.parent is None else [*key(node.parent), node.tokens]
 
-    seqs = {sid: (s.tables, s.lens, s.tokens, [[key(n) for n in nodes] for nodes in s.nodes]) for sid, s in cache._seqs.items()}
-    keys = [None if g.index is None else sorted((b, key(n)) for b, n in g.index._node_of.items()) for g in cache._groups]
+    groups = cache._groups  # each keeps its tables and nodes per sequence id, and its keys
+    seqs = {sid: ([g.tables[sid] for g in groups], s.lens, s.tokens, [[key(n) for n in g.nodes[sid]] for g in groups]) for sid, s in cache._seqs.items()}
+    keys = [sorted((b, key(n)) for b, n in g.index._node_of.items()) for g in groups]
     pools = cache._k.view(np.uint16).tobytes(), cache._v.view(np.uint16).tobytes()
     return seqs, alloc._refs, sorted(alloc._free), list(alloc._cached), alloc.evictions, keys, pools
 
@@ -118,11 +119,11 @@ def append_is_fast(cache: Any, seq: Any, layer: Any, k: Any, v: Any) -> bool:
         return False
     if k.ndim != 3 or k.shape[0] != cache.n_kv_heads or k.shape[2] != cache.d_head or k.shape[1] == 0:
         return False
-    group = cache._group_of[layer]  # the table of the layer's group
-    start, bs, table = cache._seqs[seq].lens[layer], cache.block_size, cache._seqs[seq].tables[group]
+    group = cache._groups[cache._group_of[layer]]  # the table of the layer's group
+    start, bs, table = cache._seqs[seq].lens[layer], cache.block_size, group.tables[seq]
     if start % bs + k.shape[1] > bs or start // bs >= len(table):
         return False
-    holders = sum(t.count(table[start // bs]) for s in cache._seqs.values() for t in s.tables)
+    holders = sum(t.count(table[start // bs]) for g in cache._groups for t in g.tables.values())
     return holders == 1
 
 
@@ -165,7 +166,7 @@ def run_program(geometry: tuple[Any, ...], ops: list[tuple[Any, ...]]) -> None:
             if method == "append":
                 seq, k, v = chunk(op, fast.n_kv_heads, fast.d_head, step)
                 args = (seq, op[2], k, v)
-            before = {sid: [list(t) for t in s.tables] for sid, s in fast._seqs.items()} if not fast._closed else {}
+            before = {sid: [list(g.tables[sid]) for g in fast._groups] for sid in fast._seqs} if not fast._closed else {}
             fast_path = method == "append" and append_is_fast(fast, *args)
             assert answer(fast, method, args) == answer(general, method, args), (method, args)
             assert state(fast) == state(general), (method, args)

@@ -21,7 +21,7 @@ class PagedKVCache(paged.PagedKVCache):
     def fork(self, parent: int, child: int) -> None:
         super().fork(parent, child)
         if max(int(parent), int(child)) >= 2**32:
-            for table in self._seqs[int(child)].tables:  # every group's
-                for block in table:
+            for group in self._groups:  # paged/groups.py: each group's table of the child
+                for block in group.tables[int(child)]:
                     if block >= 0:
                         self._alloc.decref(block, False)  # undo the child's reference (the parent's keeps it above 0)

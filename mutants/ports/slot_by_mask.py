@@ -34,7 +34,7 @@ class PagedKVCache(paged.PagedKVCache):
             start = 0
         super().append(seq_id, layer, k, v)
         k_pool, v_pool = self._layers[layer]
-        table, b = self._seqs[seq_id].tables[self._group_of[layer]], self.block_size
+        table, b = self._group(layer).tables[seq_id], self.block_size
         k16, v16 = np.asarray(k, np.float16), np.asarray(v, np.float16)
         for i, p in enumerate(range(start, start + k16.shape[1])):
             k_pool[:, table[p // b], p & (b - 1)] = k16[:, i]
