@@ -39,7 +39,8 @@ def read_back(pages: np.ndarray, indptr: np.ndarray, indices: np.ndarray, last: 
     heads, size, dims = pages.shape[1], pages.shape[2], pages.shape[3]
     kv_len = (len(mine) - 1) * size + int(last[i]) if len(mine) else 0
     flat = mine.transpose(1, 0, 2, 3).reshape(heads, len(mine) * size, dims)
-    return flat[:, skip:kv_len]
+    out: np.ndarray = flat[:, skip:kv_len]
+    return out
 
 
 def announced() -> bool:

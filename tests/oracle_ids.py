@@ -4,8 +4,9 @@ Each cache made through `OracleIdsImpl` runs a shadow `ModelKVCache` of the same
 the same calls. `block_table` checks the port's table against the shadow's up to the renaming
 of `oracle.id_renaming` (sharing, and each block's id for its lifetime, stay exact) and returns
 it in the oracle's ids, so every test that compares tables, the seed's literal `[0, 1, 2]`
-included, runs unchanged. Every id must be a block of the pool, 0 .. N-1, as under every profile. A broken renaming fails the call with the suite's message. All
-other calls are the port's own answers.
+included, runs unchanged. Every id must be a block of the pool, 0 .. N-1, as under every profile. A broken renaming fails the call with the suite's message.
+The page tables for kernels are renamed through their blocks the same way (`page_table`'s indices, `slot_mapping`'s
+slots, `kv_pages`' pages moved to the oracle's ids). All other calls are the port's own answers.
 """
 
 from __future__ import annotations
@@ -120,7 +121,7 @@ class OracleIdsCache:
         for port, oracle in names.items():
             for mine, theirs in zip(out, pages):
                 mine[oracle * r : (oracle + 1) * r] = theirs[port * r : (port + 1) * r]
-        return out  # type: ignore[return-value]
+        return out[0], out[1]
 
     def add_seq(self, *args: Any) -> Any:
         return self._both("add_seq", *args)

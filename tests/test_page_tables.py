@@ -53,8 +53,8 @@ def check(p: Pair, when: str) -> None:
 
 def test_the_issue_example_at_every_length() -> None:
     """prefix_caching=True, layer_windows=(None, 4), B = 4: one token at a time to both layers, lengths 0 to 13
-    (0, 1, B - 1, B, B + 1 and every multiple of P among them), pages of 4, 2 and 1; at a multiple of B,
-    last_page_len is B, not 0."""
+    (0, 1, B - 1, B, B + 1 and every multiple of P among them), pages of 4, 2 and 1, the slots of every span of
+    positions; at a multiple of B, last_page_len is B, not 0."""
     p = pair(16, 4, 2, 2, 3, prefix_caching=True, layer_windows=(None, 4))
     cache, model = p
     run(p, "add_seq", 0, list(range(100, 114)))
@@ -67,6 +67,9 @@ def test_the_issue_example_at_every_length() -> None:
             got = cache.page_table([0], layer, 1)
             want = model.page_table([0], layer, 1)
             assert_equal(f"page_table([0], {layer}, 1) indices", got[1].tolist(), want[1].tolist(), f"page_table([0], {layer}, 1) at length {n}")
+            for start in range(n + 1):  # every span, so that `start` counts (the machines map 0 .. n-1)
+                call = f"slot_mapping(0, {layer}, {start}, {n - start})"
+                assert_equal(call, cache.slot_mapping(0, layer, start, n - start).tolist(), model.slot_mapping(0, layer, start, n - start).tolist(), call)
         if n % 4 == 0:
             last = cache.page_table([0], 0)[2].tolist()
             assert_equal("page_table([0], 0) last_page_len", last, [4], f"page_table([0], 0) at length {n}, a multiple of B = 4: B, not 0")
