@@ -15,7 +15,7 @@ import importlib
 import random
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -117,8 +117,17 @@ def layer_windows(rng: random.Random, n_layers: int, block_size: int) -> tuple[i
 
 
 def session(
-    mod: Any, seed: int, prefix: bool, steps: int = 120, prompts: str = "shared", window: bool = False, hybrid: bool = False
+    mod: Any,
+    seed: int,
+    prefix: bool,
+    steps: int = 120,
+    prompts: str = "shared",
+    window: bool = False,
+    hybrid: bool = False,
+    after: Callable[[Any, ModelKVCache, BlockNames, str], None] | None = None,
 ) -> None:
+    """A random session on the adapter and the oracle in lockstep, every observable compared after each step;
+    then `after(cache, model, names, what)`, a check of its own."""
     rng = random.Random(seed)
     geometry = (rng.randint(3, 12), rng.choice([1, 2, 3, 4]), rng.randint(2 if hybrid else 1, 3), 1, 2)
     extra: dict[str, Any] = {"sliding_window": rng.randint(2, 3 * geometry[1] + 1)} if window else {}
@@ -162,6 +171,8 @@ def session(
         elif op == "extend":
             call(cache, model, "extend", rng.choice(live), [rng.randint(0, 3) if prompts == "shared" else 1000 + step])
         compare(cache, model, names, seen, f"seed {seed} step {step} ({op})")
+        if after is not None:
+            after(cache, model, names, f"seed {seed} step {step} ({op})")
 
 
 def engine_model(engine: Any, *sizes: int) -> ModelKVCache:
