@@ -77,7 +77,12 @@ def reach(impl: str, hello_seconds: float) -> Target | str:
     return Target(impl, module_parts(module), ",".join(profile_words(module)), where)
 
 
+PAGE_TABLE_CALLS = ("page_table", "slot_mapping", "kv_pages")  # CONTRACT.md, "Page tables for kernels"
+
+
 def module_parts(module: ModuleType) -> frozenset[str]:
     """The optional parts a Python module has: the capability of each option of `new` its constructor takes,
-    what a driver of it announces (`wire.server.capabilities`: `hybrid` when it takes `layer_windows`)."""
-    return frozenset(module_capabilities(module))
+    what a driver of it announces (`wire.server.capabilities`: `hybrid` when it takes `layer_windows`), and
+    `page_tables` when its PagedKVCache has the three calls of page tables for kernels."""
+    tables = all(callable(getattr(module.PagedKVCache, name, None)) for name in PAGE_TABLE_CALLS)
+    return frozenset(module_capabilities(module)) | ({"page_tables"} if tables else set())
