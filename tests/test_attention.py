@@ -60,7 +60,7 @@ def tolerance(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float) -> floa
     s = float(np.abs(np.einsum("htd,hd->ht", heads, q.astype(np.float64) * scale)).max()) + math.log(t)
     eps = 2 * e + (24 + 16 + 8 * s + 2 * t) * U
     vmax = float(np.abs(v.astype(np.float64)).max())
-    return 2 * vmax * (4 * eps / (1 - eps) + (t + 2) * U / (1 - (t + 2) * U))
+    return float(2 * vmax * (4 * eps / (1 - eps) + (t + 2) * U / (1 - (t + 2) * U)))
 
 
 def assert_close(got: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, what: str, call: str) -> None:
