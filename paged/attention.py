@@ -29,14 +29,12 @@ def attend(q: F32, k: NDArray[np.generic], v: NDArray[np.generic], scale: float)
     with T >= 1. Returns the row's state: the output `[n, Hq, D]` and the log-sum-exp `[n, Hq]`."""
     n, hq, d = q.shape
     h = k.shape[1]
-    grouped = (q * np.float32(scale)).reshape(n, h, hq // h, 1, d)  # query heads by the KV head they read
-    kf = k.astype(np.float32)[:, :, None]  # [n, H, 1, T, D]
-    vf = v.astype(np.float32)[:, :, None]
-    scores = np.matmul(grouped, kf.swapaxes(-1, -2))  # [n, H, G, 1, T]
+    grouped = (q * np.float32(scale)).reshape(n, h, hq // h, d)  # query heads by the KV head they read
+    scores = np.matmul(grouped, k.astype(np.float32).swapaxes(-1, -2))  # [n, H, G, T]
     peak = scores.max(axis=-1, keepdims=True)
     weights = np.exp(scores - peak)
     total = weights.sum(axis=-1, keepdims=True)
-    out = np.matmul(weights, vf) / total  # [n, H, G, 1, D]
+    out = np.matmul(weights, v.astype(np.float32)) / total  # [n, H, G, D]
     lse = peak + np.log(total)
     return out.reshape(n, hq, d).astype(np.float32), lse.reshape(n, hq).astype(np.float32)
 
