@@ -125,13 +125,15 @@ def decode_step(pair: tuple[Any, Any], seqs: Sequence[int], windows: Sequence[in
             run(pair, "append", s, layer, k_new[i][:, None], v_new[i][:, None])
 
 
-def prompt(pair: tuple[Any, Any], seq: int, tokens: list[int], rng: np.random.Generator) -> None:
-    """Add `seq` with this prompt and write the positions a prefix hit did not serve, every layer, in one chunk."""
+def prompt(pair: tuple[Any, Any], seq: int, tokens: list[int], rng: np.random.Generator) -> int:
+    """Add `seq` with this prompt and write the positions a prefix hit did not serve, every layer, in one chunk;
+    return the positions served."""
     cache, model = pair
     served = run(pair, "add_seq", seq, tokens)
     for layer in range(cache.n_layers):
         k, v = (rng.standard_normal((cache.n_kv_heads, len(tokens) - served, cache.d_head)).astype(np.float16) for _ in "kv")
         run(pair, "append", seq, layer, k, v)
+    return int(served)
 
 
 # -- hand-built pages: the kernel alone ------------------------------------------------------------------------
@@ -241,8 +243,8 @@ def test_decode_over_the_exports_in_a_hybrid_model_with_prefix_hits_and_forks() 
         decode_step(pair, [0], windows, rng, "sequence 0 alone")
     system = [7, 1, 8, 2, 8, 1, 8, 2, 8, 4]
     prompt(pair, 1, system, rng)
-    prompt(pair, 2, system[:9] + [30], rng)  # two blocks served: a hit
-    assert_equal("seq_len(2, 0) after add_seq and its prompt", pair[0].seq_len(2, 0), 10, "the scenario")
+    served = prompt(pair, 2, system[:9] + [30], rng)
+    assert_equal("positions served to sequence 2", served, 8, "add_seq(2, its prompt): two blocks of sequence 1's, a hit")
     run(pair, "fork", 1, 3)
     for step in range(7):
         decode_step(pair, [0, 1, 2, 3], windows, rng, f"after the hit and the fork, step {step}")
