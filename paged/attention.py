@@ -30,11 +30,13 @@ def attend(q: F32, k: NDArray[np.generic], v: NDArray[np.generic], scale: float)
     n, hq, d = q.shape
     h = k.shape[1]
     grouped = (q * np.float32(scale)).reshape(n, h, hq // h, d)  # query heads by the KV head they read
-    scores = np.matmul(grouped, k.astype(np.float32).swapaxes(-1, -2))  # [n, H, G, T]
+    # C order whatever k and v's strides: a BLAS kernel may round differently for another memory layout
+    kf, vf = np.ascontiguousarray(k, dtype=np.float32), np.ascontiguousarray(v, dtype=np.float32)
+    scores = np.matmul(grouped, kf.swapaxes(-1, -2))  # [n, H, G, T]
     peak = scores.max(axis=-1, keepdims=True)
     weights = np.exp(scores - peak)
     total = weights.sum(axis=-1, keepdims=True)
-    out = np.matmul(weights, v.astype(np.float32)) / total  # [n, H, G, D]
+    out = np.matmul(weights, vf) / total  # [n, H, G, D]
     lse = peak + np.log(total)
     return out.reshape(n, hq, d).astype(np.float32), lse.reshape(n, hq).astype(np.float32)
 
