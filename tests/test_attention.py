@@ -329,3 +329,24 @@ def test_paged_matches_contiguous_decoding_through_the_kernel_inputs(windows: tu
         twin.fork(0, child)
         decoder.greedy(twin, child, first, 6)
     assert_equal("decode steps checked", twin.checked, 2 * (4 + 6 + 6), "four greedy steps and two branches of six, two layers")
+
+
+@pytest.mark.needs("page_tables", "sliding_window")
+def test_rewriting_every_position_through_slot_mapping_changes_no_bit() -> None:
+    """W = 6, B = 4, 17 positions written: slot_mapping over every position has a -1 for each position whose block
+    the window released. write_slots of every position's own K and V through it, into a copy of kv_pages, leaves
+    the copy equal to the pool, bit for bit: the padding slots are skipped, never written to the last slot."""
+    rng = np.random.default_rng(17)
+    pair = both(harness.impl(), 8, 4, 1, 2, 4, sliding_window=6)
+    run(pair, "add_seq", 0)
+    k, v = (rng.standard_normal((2, 17, 4)).astype(np.float16) for _ in "kv")
+    for pos in range(0, 17, 3):
+        run(pair, "append", 0, 0, k[:, pos : pos + 3], v[:, pos : pos + 3])
+    slots = pair[0].slot_mapping(0, 0, 0, 17)
+    assert_equal("padding slots in slot_mapping(0, 0, 0, 17)", int((slots == -1).sum()), 12, "positions 0 .. 11: the three blocks the window released")
+    pool_k, pool_v = (np.array(x) for x in pair[0].kv_pages(0))
+    copy_k, copy_v = pool_k.copy(), pool_v.copy()
+    write_slots(copy_k, copy_v, slots, k.transpose(1, 0, 2), v.transpose(1, 0, 2))
+    call = "write_slots(copy of kv_pages(0), slot_mapping(0, 0, 0, 17), every position's K and V)"
+    assert_equal("K pages", copy_k, pool_k, call)
+    assert_equal("V pages", copy_v, pool_v, call)
