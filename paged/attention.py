@@ -80,6 +80,24 @@ def _check_tables(indptr: NDArray[np.integer], indices: NDArray[np.integer], las
         raise ValueError(f"last_page_len={last_page_len.tolist()}, but should be in [1, {page_size}] (0 for a sequence with no page)")
 
 
+def _pages_read(indptr: NDArray[np.integer], last_page_len: NDArray[np.integer], page_size: int, window: int | None) -> tuple[NDArray[np.intp], ...]:
+    """Every page decode reads, sequence by sequence and in order: its sequence, its entry of `indices`, and the
+    slots read in it, start .. end - 1. A sequence attends the last `shown` of its kv_len exported positions
+    (all, or W - 1 for a window): its first page read is read from the first shown slot, its last page up to
+    last_page_len, every other page whole."""
+    counts = np.diff(indptr).astype(np.intp)
+    kv_len = np.where(counts > 0, (counts - 1) * page_size + last_page_len, 0).astype(np.intp)
+    shown = kv_len if window is None else np.minimum(kv_len, window - 1)
+    skip = kv_len - shown  # the first positions of the first page(s), not shown
+    read = np.where(shown > 0, counts - skip // page_size, 0)  # pages read per sequence
+    row = np.repeat(np.arange(indptr.size - 1), read)
+    first = np.repeat(indptr[:-1] + skip // page_size, read)
+    entry = first + np.arange(read.sum()) - np.repeat(np.cumsum(read) - read, read)
+    start = np.where(entry == first, np.repeat(skip % page_size, read), 0)
+    end = np.where(entry == np.repeat(indptr[1:] - 1, read), np.repeat(last_page_len, read), page_size)
+    return row, entry.astype(np.intp), start.astype(np.intp), end.astype(np.intp)
+
+
 def decode(
     q: NDArray[np.floating],
     k_pages: NDArray[np.floating],
@@ -110,20 +128,7 @@ def decode(
     scale = 1.0 / float(np.sqrt(d)) if scale is None else scale
     q32 = q.astype(np.float32)
 
-    # Which positions each sequence attends: the last `shown` of its kv_len exported ones.
-    counts = np.diff(indptr).astype(np.intp)
-    kv_len = np.where(counts > 0, (counts - 1) * page_size + last_page_len, 0).astype(np.intp)
-    shown = kv_len if window is None else np.minimum(kv_len, window - 1)
-    skip = kv_len - shown  # the first positions of the first page(s), not shown
-    read = np.where(shown > 0, counts - skip // page_size, 0)  # pages read per sequence
-
-    # Every page read, as (sequence, entry of `indices`, first and end slot read in the page).
-    row = np.repeat(np.arange(n), read)
-    first_entry = indptr[:-1] + skip // page_size
-    entry = np.arange(read.sum()) - np.repeat(np.cumsum(read) - read, read) + np.repeat(first_entry, read)
-    start = np.where(entry == np.repeat(first_entry, read), np.repeat(skip % page_size, read), 0)
-    end = np.where(entry == np.repeat(indptr[1:] - 1, read), np.repeat(last_page_len, read), page_size)
-
+    row, entry, start, end = _pages_read(indptr, last_page_len, page_size, window)
     out = np.zeros((row.size, hq, d), np.float32)
     lse = np.zeros((row.size, hq), np.float32)
     whole = np.flatnonzero((start == 0) & (end == page_size))
@@ -138,6 +143,7 @@ def decode(
 
     state_out = np.zeros((n, hq, d), np.float32)
     state_lse = np.full((n, hq), -np.inf, np.float32)
+    read = np.bincount(row, minlength=n)  # pages read per sequence
     some = read > 0
     if some.any():
         state_out[some], state_lse[some] = _merge_runs(out, lse, read[some])
