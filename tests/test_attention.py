@@ -4,8 +4,9 @@ page tables of the implementation under test (CONTRACT.md, "Page tables for kern
 Every expectation is dense float64 attention over what the oracle's `gather` shows (or, for hand-built
 pages, over the positions the test put there) plus the new token, within `tolerance`, a bound derived
 from float32 arithmetic that holds for any summation order (so for any BLAS kernel and thread count).
-Each check runs decode a second time over a copy of the pool in which every slot no sequence shows is NaN
-(so every block no live table holds: free, released or cached): the output must be finite and the same bits.
+Each check runs decode a second time over a copy of the pool in which every slot no sequence of the batch
+shows is NaN (every block no live table holds, free, released or cached, among them): the output must be the
+same bits, finite.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def assert_close(got: np.ndarray, q: np.ndarray, k: np.ndarray, v: np.ndarray, s
 
 
 def shown_slots(cache: Any, model: Any, seqs: Sequence[int], layer: int) -> np.ndarray:
-    """The flat slots of the positions `gather` shows, of every live sequence (the cache's own slot mapping)."""
+    """The flat slots of the positions `gather` shows, of each sequence of the batch (the cache's own slot mapping)."""
     slots = [np.zeros(0, np.int64)]
     for s in seqs:
         n = model.seq_len(s, layer)
@@ -108,7 +109,8 @@ def check_decode(cache: Any, model: Any, seqs: Sequence[int], layer: int, window
                 k, v = (np.concatenate([g, new[i][:, None]], axis=1) for g, new in zip(model.gather(s, layer), (k_new, v_new)))
                 assert_close(got[i], q[i], k, v, 1 / math.sqrt(d), f"sequence {s}, Hq = {h * group}", call)
             again = decode(q, poisoned(k_pages, keep), poisoned(v_pages, keep), *tables, k_new=k_new, v_new=v_new, window=window)
-            assert_equal("decode with every slot no sequence shows NaN", again, got, call)
+            assert_equal("decode with every slot no sequence of the batch shows NaN is finite", bool(np.isfinite(again).all()), True, call)
+            assert_equal("decode with every slot no sequence of the batch shows NaN", again, got, call)
 
 
 def decode_step(pair: tuple[Any, Any], seqs: Sequence[int], windows: Sequence[int | None], rng: np.random.Generator, when: str) -> None:
@@ -182,7 +184,9 @@ def test_decode_matches_dense_attention_on_hand_built_pages(heads: int, group: i
             assert_close(got[i], q[i], k, v, 1 / math.sqrt(d), f"sequence {i} (length {n})", f"decode, new token: {new}, window={window}")
         again = decode(q, poisoned(k_pages, np.array(keep, np.int64)), poisoned(v_pages, np.array(keep, np.int64)), *tables,
                        k_new=k_new if new else None, v_new=v_new if new else None, window=window)
-        assert_equal("decode with every slot it must not read NaN", again, got, f"decode, new token: {new}, window={window}")
+        call = f"decode, new token: {new}, window={window}"
+        assert_equal("decode with every slot it must not read NaN is finite", bool(np.isfinite(again).all()), True, call)
+        assert_equal("decode with every slot it must not read NaN", again, got, call)
 
 
 @pytest.mark.parametrize(
