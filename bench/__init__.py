@@ -22,7 +22,8 @@ with block_size 16, and every comparison is measured side by side in one run:
 Rows: gather against np.copy (blocks in id order; scattered, whole blocks and with a part-full
 last block; a decode step's gathers with 64 sequences decoding side by side), prefill against
 the contiguous cache (into a fresh pool and into a fragmented one), decode and beam search
-against it, memory held, and how costs scale with live sequences and lengths. Targets and
+against it, memory held, how costs scale with live sequences and lengths, and the page tables for
+kernels (page_table against NumPy from block_table; the NumPy paged decode against dense attention). Targets and
 what the figures mean: docs/PERFORMANCE.md.
 
 The paged side uses the public API only (PagedKVCache, stats()); a block's bytes are

@@ -13,6 +13,7 @@ import numpy as np
 
 import bench
 
+from .kernel_rows import bench_page_table
 from .prefix_rows import bench_chat, bench_lookup, bench_shared_prompt
 from .report import met, plot, table
 from .rows import bench_beam4, bench_decode, bench_decode_gather, bench_gather, bench_memory, bench_prefill, bench_scaling_gather, bench_scaling_length, bench_scaling_seqs
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     results += bench_shared_prompt(impl, s, rng)
     results += bench_chat(impl, s, rng)
     results += bench_lookup(impl, s, rng)
+    results += bench_page_table(impl, s, rng)
     results.sort(key=lambda r: list(TARGETS).index(r.key))
     wall = time.perf_counter() - started
 

@@ -40,18 +40,20 @@ class Sizes:
     lookup_short: int  # add_seq lookups: a cached prompt of this many tokens against
     lookup_long: int  # one of this many
     lookup_crowd: int  # other cached prompts in the cache for the crowded lookup
+    kernel_batch: int  # page tables for kernels: sequences decoding side by side
+    kernel_len: int  # and each one's tokens
 
 
 FULL = Sizes(prompt=2048, batch=256, batch_lo=20, batch_hi=2000, max_len=2048, seqs_few=10, seqs_many=1000,
              len_short=128, len_long=8192, gather_short=512, gather_long=8192, side_by_side=64,
              side_by_side_len=1000, repeats=300, slow_repeats=30, step_repeats=12, warmup=5,
              system=1024, requests=64, user_lo=64, user_hi=512, turns=8, turn_tokens=128, lookup_short=256,
-             lookup_long=4096, lookup_crowd=200)
+             lookup_long=4096, lookup_crowd=200, kernel_batch=64, kernel_len=2048)
 QUICK = Sizes(prompt=256, batch=16, batch_lo=20, batch_hi=2000, max_len=2048, seqs_few=10, seqs_many=100,
               len_short=128, len_long=1024, gather_short=128, gather_long=1024, side_by_side=8,
               side_by_side_len=100, repeats=40, slow_repeats=4, step_repeats=3, warmup=2,
               system=128, requests=8, user_lo=16, user_hi=64, turns=4, turn_tokens=32, lookup_short=64,
-              lookup_long=512, lookup_crowd=20)
+              lookup_long=512, lookup_crowd=20, kernel_batch=8, kernel_len=256)
 
 TARGETS: dict[str, tuple[str, float | None]] = {
     "gather_vs_copy": ("<=", 1.25),
@@ -83,5 +85,7 @@ TARGETS: dict[str, tuple[str, float | None]] = {
     "prefix_chat_blocks_on_vs_off": ("", None),
     "prefix_lookup_scaling_length": ("<=", 1.3),
     "prefix_lookup_scaling_cache": ("<=", 1.3),
+    "page_table_vs_numpy": ("<=", 1.1),
+    "paged_decode_vs_dense": ("<=", 1.5),
 }
 

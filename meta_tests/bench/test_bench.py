@@ -45,6 +45,8 @@ KEYS = (
     "prefix_chat_blocks_on_vs_off",
     "prefix_lookup_scaling_length",
     "prefix_lookup_scaling_cache",
+    "page_table_vs_numpy",
+    "paged_decode_vs_dense",
 )
 REPORTED_ONLY = (
     "gather_scattered_vs_copy",  # scattered blocks: NumPy's take is the floor, reported against memcpy
