@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mutants import Mutant, StaleMutant, apply_mutant, discover
+from mutants.engines.behaviour import first_difference
 from mutants.pytest_run import Ended, Guard, PytestRun, run_pytest, run_with_timeout, tail, verdict
 from mutants.runner import Result, print_table
 
@@ -80,21 +81,26 @@ ENGINES = {
 
 
 # What an adapter narrowed to the capability it adds may define beyond its base adapter's cache: how the cache is
-# built. Built without the capability, its backend must be the base's class (checked by `same_as_base`).
+# built. Built without the capability, its backend must be the base's class and behave as the base's cache on
+# the script of mutants/engines/behaviour.py (checked by `same_as_base`).
 BUILDS = {"__init__", "make_backend", "window_backend"}
 
 
 def same_as_base(engine: Engine) -> str:
     """Why the engine's adapter, built without the capability it adds, may not run its base's code ("" when it
-    runs it): its backend is another class, or a class of its own defines a method beyond BUILDS."""
-    cls = importlib.import_module(engine.adapter).PagedKVCache
-    base = importlib.import_module(ENGINES[engine.base].adapter).PagedKVCache
+    runs it, shown): its backend is another class, a class of its own defines a method beyond BUILDS, or it
+    answers a call of the script (prefix hits, forks, OutOfBlocks, evictions) otherwise than its base."""
+    adapter, base_adapter = importlib.import_module(engine.adapter), importlib.import_module(ENGINES[engine.base].adapter)
+    cls, base = adapter.PagedKVCache, base_adapter.PagedKVCache
     for caching in (False, True):
         mine, theirs = (type(c(8, 2, 1, 1, 2, prefix_caching=caching)._engine) for c in (cls, base))
         if mine is not theirs:
             return f"with prefix_caching={caching} and no {engine.adds}, its backend is {mine.__qualname__}, not {theirs.__qualname__}"
     own = {name for k in cls.__mro__ if k not in base.__mro__ for name, v in vars(k).items() if callable(v)} - BUILDS
-    return f"{cls.__module__}.PagedKVCache defines {', '.join(sorted(own))} beyond building the cache" if own else ""
+    if own:
+        return f"{cls.__module__}.PagedKVCache defines {', '.join(sorted(own))} beyond building the cache"
+    differs = first_difference(adapter, base_adapter)
+    return f"built without {engine.adds}, it does not behave as {base_adapter.__name__}: {differs}" if differs else ""
 
 
 def narrowing(engine: Engine, before: list[str]) -> list[str]:
