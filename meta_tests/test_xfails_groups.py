@@ -164,3 +164,9 @@ def test_a_block_table_hint_is_given_only_where_block_ids_differ() -> None:
         assert "HINT" not in assertions.message("block_table(0).dtype", "int64", "int32", "block_table(0)")
     finally:
         assertions.table_hint = saved
+
+
+def test_the_documents_example_entries_are_entries() -> None:
+    text = (ROOT / "docs" / "GATING.md").read_text(encoding="utf-8").split("## A port in progress", 1)[1]
+    example = text.split("```", 2)[1]
+    assert len(xfails.parse(example, "docs/GATING.md")) == 2

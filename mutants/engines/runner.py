@@ -21,7 +21,8 @@ The way --rust works for the Rust port, with the engine's installed source in pl
 
 An adapter that adds a capability to another's (vllm_window and vllm_window_served add sliding_window to
 vllm_v1) is gated, clean and with its mutants, on the tests that need it alone when that other is gated in
-full earlier in the same run (`narrowing`: the rest would run the same code twice); its gate says PARTIAL.
+full earlier in the same run (`narrowing`: the rest would run the same code twice), once built without it
+it is shown to answer a script of calls as that other does (`same_as_base`); its gate says PARTIAL.
 
 With several engines, their clean runs go one after the other and every engine's mutants share one pool of
 -j runs, each engine's queued as soon as its clean run passes, the expected survivors (whole-suite runs) first.
