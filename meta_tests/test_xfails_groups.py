@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,9 +117,12 @@ def test_an_entry_with_the_observable_and_both_values_is_accepted(expects: str) 
     assert xfails.parse(f"t.py::test_a  # expects: {expects}  # why", "x.txt")["t.py::test_a"].expects == expects
 
 
-def test_the_engines_lists_are_entries_of_the_one_format() -> None:
+def test_the_engines_lists_are_entries_of_the_one_format_each_naming_its_upstream_issue() -> None:
+    """Each engine's expected failure: the one format with both values, and why naming vLLM's or nano-vllm's
+    issue (`#NUMBER`) or `new` (found here, not yet reported)."""
     for path in sorted((ROOT / "engines").glob("*.xfails")):
-        xfails.parse(path.read_text(encoding="utf-8"), str(path))  # BadEntry names the line
+        for entry in xfails.parse(path.read_text(encoding="utf-8"), str(path)).values():  # BadEntry names the line
+            assert re.search(r"#\d+|\bnew\b", entry.why), f"{entry.where}: why={entry.why!r} names no upstream issue and not 'new'"
 
 
 def test_an_entry_naming_no_collected_test_is_stale() -> None:

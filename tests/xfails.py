@@ -88,6 +88,8 @@ def refusal(text: str) -> str | None:
     if typed and typed[1].rsplit(".", 1)[-1] != "AssertionError":
         return None
     return f"{text!r} names no observable with its values: {OBSERVABLE}"
+
+
 class BadEntry(ValueError):
     """A line of an xfails file that cannot be used, with its file and line and why."""
 
