@@ -135,6 +135,9 @@ def test_an_entry_naming_no_collected_test_is_stale() -> None:
     )
     problems = xfails.refused(entries, ["tests/test_catalog.py::test_here"], ROOT)
     assert problems == [f"x.txt:1: tests/test_catalog.py::test_gone {xfails.STALE}", f"x.txt:2: tests/test_gone.py::test_a {xfails.STALE}"]
+    # a file whose tests the command line names one by one: its other entries are not judged
+    problems = xfails.refused(entries, ["tests/test_catalog.py::test_here"], ROOT, partly=["tests/test_catalog.py"])
+    assert problems == [f"x.txt:2: tests/test_gone.py::test_a {xfails.STALE}"]
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
@@ -174,3 +177,14 @@ def test_the_documents_example_entries_are_entries() -> None:
     text = (ROOT / "docs" / "GATING.md").read_text(encoding="utf-8").split("## A port in progress", 1)[1]
     example = text.split("```", 2)[1]
     assert len(xfails.parse(example, "docs/GATING.md")) == 2
+
+
+def test_an_entry_beside_the_tests_named_one_by_one_is_not_stale(tmp_path: Path) -> None:
+    """`pytest FILE::TEST` collects that test alone: the entry for another test of FILE names no test collected,
+    yet is not stale."""
+    listed = tmp_path / "xfails.txt"
+    listed.write_text("tests/test_catalog.py::test_hand_example_block_table  # expects: x=1, but should be 2  # not run here\n")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", f"--xfails={listed}",
+               "tests/test_catalog.py::test_gather_preserves_head_token_dimension_order"]
+    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout[-3000:] + run.stderr[-3000:]

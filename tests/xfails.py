@@ -119,12 +119,13 @@ def parse(text: str, path: str) -> dict[str, Entry]:
     return out
 
 
-def refused(entries: dict[str, Entry], collected: Iterable[str], root: Path) -> list[str]:
+def refused(entries: dict[str, Entry], collected: Iterable[str], root: Path, partly: Iterable[str] = ()) -> list[str]:
     """Why each entry the run's collection refuses is: one that names several collected tests (a parametrised
     test without its parameters), and one that names none, in a file the run collected or in a file gone from
-    `root` (a run narrowed to other files judges none of theirs)."""
+    `root` (a run narrowed to other files judges none of theirs, nor of the files `partly`, whose tests the
+    command line names one by one)."""
     ids = set(collected)
-    files = {node.split("::", 1)[0] for node in ids}
+    files, skipped = {node.split("::", 1)[0] for node in ids}, set(partly)
     problems = []
     for entry in entries.values():
         if entry.node in ids:
@@ -133,7 +134,7 @@ def refused(entries: dict[str, Entry], collected: Iterable[str], root: Path) -> 
         file = entry.node.split("::", 1)[0]
         if named:
             problems.append(f"{entry.where}: {entry.node} names {len(named)} tests (e.g. {min(named)}); {ONE_EACH}")
-        elif file in files or not (root / file).is_file():
+        elif (file in files and file not in skipped) or not (root / file).is_file():
             problems.append(f"{entry.where}: {entry.node} {STALE}")
     return problems
 

@@ -46,9 +46,21 @@ class Refused(UserWarning):
 REFUSED: list[str] = []  # the refusals a worker sent, as the controller received them
 
 
+def named_one_by_one(config: pytest.Config) -> set[str]:
+    """The files (relative to the root) some of whose tests the command line names (FILE::TEST): the run collects
+    those alone, so an entry for another of their tests is not stale."""
+    files = set()
+    for arg in config.args:
+        if "::" in arg:
+            path = (config.invocation_params.dir / arg.split("::", 1)[0]).resolve()
+            if path.is_relative_to(config.rootpath):
+                files.add(path.relative_to(config.rootpath).as_posix())
+    return files
+
+
 @pytest.hookimpl(tryfirst=True)  # before any deselection (-k, -m, --needing): an entry is judged on the whole collection
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    problems = xfails.refused(XFAILS, [item.nodeid for item in items], config.rootpath)
+    problems = xfails.refused(XFAILS, [item.nodeid for item in items], config.rootpath, named_one_by_one(config))
     if not problems:
         return
     if not hasattr(config, "workerinput"):
