@@ -163,7 +163,7 @@ def xfails_file(tmp_path: Path, line: str) -> str:
 
 
 def test_a_listed_test_that_passes_fails(tmp_path: Path) -> None:
-    listed = xfails_file(tmp_path, "tests/test_catalog.py::test_hand_example_block_table  # expects: block_table(0)[0]=  # once broken")
+    listed = xfails_file(tmp_path, "tests/test_catalog.py::test_hand_example_block_table  # expects: block_table(0)[0]=1, but should be 0  # once broken")
     run = gate("--impl", "paged", "--xfails", listed, "--", "tests/test_catalog.py", "-k", "hand_example or gather_preserves", "-n", "0", cwd=tmp_path)
     failed_with(run, "outcome=passed, but should be the failure", "xfails are strict", "take its entry off the list",
                 "every failure is a listed test that passed: no call answered wrongly, so there is no transcript to record")
@@ -178,6 +178,6 @@ def test_an_entry_that_names_no_observable_is_refused(tmp_path: Path) -> None:
 
 
 def test_an_entry_naming_several_tests_is_refused_under_xdist(tmp_path: Path) -> None:
-    listed = xfails_file(tmp_path, "tests/test_catalog.py::test_bad_arguments_constructor  # expects: x=  # why")
+    listed = xfails_file(tmp_path, "tests/test_catalog.py::test_bad_arguments_constructor  # expects: x=1, but should be 2  # why")
     run = gate("--impl", "paged", "--xfails", listed, "--", "tests/test_catalog.py", "-n", "2", cwd=tmp_path)
     failed_with(run, "test_bad_arguments_constructor names 11 tests", "pytest exit 4 (usage error)")

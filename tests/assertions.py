@@ -9,6 +9,7 @@ values as bits and numbers). Helper frames are hidden from tracebacks.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, TypeVar
 
 import numpy as np
@@ -41,8 +42,11 @@ def differs(got: Any, want: Any) -> str | None:
     return None if got == want else f"={short(got)}, but should be {short(want)}"
 
 
-# What a differing block table means under the profile in force (set by the harness).
+# What a differing block table means under the profile in force (set by the harness), said beside a table's ids
+# that differ (`block_table(0)`, `block_table(0, 1)`, `[block_table(s) for s in (0, 1)]`) and nowhere else: not
+# beside a table's memory (an aliasing check), its type or a count of its entries.
 table_hint: Callable[[], str] = lambda: ""
+_TABLE_IDS = re.compile(r"block_table\([^()]*\)|\[block_table\(\w+\) for \w+ in \([^()]*\)\]")
 
 
 def message(what: str, got: Any, want: Any, call: str) -> str:
@@ -52,7 +56,7 @@ def message(what: str, got: Any, want: Any, call: str) -> str:
     elif not how.startswith(("=", "[")):
         how = f" {how}"
     text = f"{what}{how} [{call}]"
-    if what.startswith(("block_table", "[block_table")):
+    if _TABLE_IDS.fullmatch(what) and isinstance(got, list) and isinstance(want, list):
         text += f" ({table_hint()})"
     return text
 

@@ -1,60 +1,93 @@
 """A port in progress (`--xfails FILE`): the tests it is known to fail, each with the failure it expects.
 
 One entry a line, `NODE_ID  # expects: TEXT  # WHY`: NODE_ID one test's id as pytest prints it (with its
-parameters, if it has any), TEXT a part of the failure's message (the exception's type and text, as
-`failure_message` makes it) that names what differs (`what=got`, or `Type: message`; found whole, never
-inside a longer name), WHY the reason, for the reader. Blank lines and lines starting with `#`
-are comments. A whole file, a class, or a parametrised test without its parameters cannot be listed:
-each would hide every other failure in the tests it names. A listed test that fails with TEXT in its
-message is an expected failure; one that fails another way is a failure, and so is one that passes (strict, as pytest's
-`strict=True`: the entry must go).
+parameters, if it has any), TEXT the failure it expects, WHY the reason, for the reader. TEXT names the
+observable and both its values in the one format, `what=got, but should be want` (what a name, its
+brackets balanced: `stats()['free']=3, but should be 2`), found whole in the failure's message (never
+inside a longer name or number); or, for an exception that is not the suite's AssertionError, that
+exception's whole first line, `Type: message`. Blank lines and lines starting with `#` are comments.
+
+A test fails as listed when EVERY failure it reports is the listed one: each member of an exception group
+(Hypothesis reports each distinct failure it found as one), so a second bug behind the listed one fails the
+test. A listed test that fails another way is a failure, and so is one that passes (strict, as pytest's
+`strict=True`: the entry must go). A whole file, a class, a parametrised test without its parameters, and
+a test the run does not collect (in a file it collects, or in a file that is gone) are usage errors: the
+first three would hide every other failure in the tests they name, the last is stale.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterable
 
 FORMAT = "'NODE_ID  # expects: TEXT  # WHY'"
 ONE_EACH = "an entry for several tests would hide every other failure among them: list each failing test's id, with the failure it expects"
 OBSERVABLE = (
-    "TEXT is the part of the failure's message that says what differs, `what=got` (e.g. stats()['free']=, "
-    "response='ok 1'), or an exception's type and the start of its message (e.g. DriverError: request 3)"
+    "TEXT is the failure in the one format, the observable and both its values, `what=got, but should be want` "
+    "(e.g. stats()['free']=3, but should be 2; request 5 (stats 0): response='ok 1', but should be 'ok 0'), "
+    "or the whole first line of an exception that is not an AssertionError (e.g. DriverError: request 3 (stats 0): no answer)"
 )
+STALE = "names no test this run collects: take its entry off the list (or give the id the test has now)"
 _SEPARATOR = re.compile(r"\s+#\s+")
-_TYPED = re.compile(r"[A-Za-z_][\w.]*: \S")  # an exception's type, as failure_message writes it, and its message
+_TYPED = re.compile(r"([A-Za-z_][\w.]*): \S")  # an exception's type, as failure_message writes it, and its message
+_ONE_FORMAT = re.compile(r"(?P<what>[\[(A-Za-z_].*?)=(?P<got>\S.*?), but should be (?P<want>\S.*)")
+_PAIRS = {")": "(", "]": "[", "}": "{"}
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One listed test: its id, the text its failure must contain, why it fails, and where it is listed."""
+    """One listed test: its id, the failure it expects, why it fails, and where it is listed."""
 
     node: str
     expects: str
     why: str
     where: str
 
-    def matches(self, message: str) -> bool:
-        """Whether a failure's message (`failure_message`) is the listed one: TEXT found whole, neither
-        starting nor ending inside a name (`Error` is not `AssertionError`, `blocks()=` not `num_free_blocks()=`),
-        and an exception's type (`Type: ...`) only at the start of one of the message's lines."""
-        if _TYPED.match(self.expects):
-            return any(line.startswith(self.expects) for line in message.splitlines())
-        return _whole(self.expects).search(message) is not None
+    def matches(self, error: BaseException) -> bool:
+        """Whether a test's failure is the listed one: every failure it reports (`failures`: each member of an
+        exception group) is."""
+        return all(self.matches_one(failure) for failure in failures(error))
+
+    def matches_one(self, failure: str) -> bool:
+        """Whether one failure (`Type: message`) is the listed one: an exception's whole first line, or the one
+        format's text found whole, neither starting nor ending inside a name or number (`blocks()=` is not
+        `num_free_blocks()=`, `=4` not `=45`)."""
+        if not _ONE_FORMAT.match(self.expects):
+            return failure.split("\n", 1)[0] == self.expects
+        return _whole(self.expects).search(failure) is not None
 
 
 def _whole(text: str) -> re.Pattern[str]:
-    before = r"(?<![\w.])" if re.match(r"[\w.]", text) else ""
+    before = r"(?<![\w.\])'\"])"
     after = r"(?!\w)" if re.search(r"\w$", text) else ""
     return re.compile(before + re.escape(text) + after)
 
 
-def names_observable(text: str) -> bool:
-    """Whether TEXT names what differs: the observable of the one message format (`what=`, with what
-    named: `stats()['free']=`, `response='ok 1'`), or an exception's type and the start of its message
-    (`DriverError: request 3`)."""
-    return re.search(r"\S=", text) is not None or _TYPED.match(text) is not None
+def _balanced(text: str) -> bool:
+    """Every bracket of `text` closed, in order (quotes aside: `['free']`, `(0, [1, 2])`)."""
+    stack: list[str] = []
+    for char in re.sub(r"'[^']*'|\"[^\"]*\"", "", text):
+        if char in "([{":
+            stack.append(char)
+        elif char in _PAIRS and (not stack or stack.pop() != _PAIRS[char]):
+            return False
+    return not stack
+
+
+def refusal(text: str) -> str | None:
+    """Why TEXT cannot be an entry's failure (None when it can): it must name the observable and both its
+    values in the one format, or be the first line of an exception that is not an AssertionError."""
+    found = _ONE_FORMAT.match(text)
+    if found:
+        if not _balanced(found["what"]):
+            return f"{found['what']!r} is not a whole observable (its brackets do not balance): {OBSERVABLE}"
+        return None
+    typed = _TYPED.match(text)
+    if typed and typed[1].rsplit(".", 1)[-1] != "AssertionError":
+        return None
+    return f"{text!r} names no observable with its values: {OBSERVABLE}"
 
 
 class BadEntry(ValueError):
@@ -72,8 +105,9 @@ def parse(text: str, path: str) -> dict[str, Entry]:
         if len(parts) != 3 or not parts[1].startswith("expects:") or not parts[1].removeprefix("expects:").strip() or not parts[2]:
             raise BadEntry(f"{where}: every entry is one test, the failure it expects and why: {FORMAT}")
         node, expects, why = parts[0], parts[1].removeprefix("expects:").strip(), parts[2].strip()
-        if not names_observable(expects):
-            raise BadEntry(f"{where}: {expects!r} names no observable: {OBSERVABLE}")
+        why_not = refusal(expects)
+        if why_not:
+            raise BadEntry(f"{where}: {why_not}")
         name = node.split("[", 1)[0].rsplit("::", 1)[-1]
         if "::" not in node:
             raise BadEntry(f"{where}: {node} is a whole file; {ONE_EACH}")
@@ -85,21 +119,37 @@ def parse(text: str, path: str) -> dict[str, Entry]:
     return out
 
 
-def too_wide(entries: dict[str, Entry], collected: Iterable[str]) -> list[str]:
-    """Why each entry that names several collected tests (a parametrised test without its parameters) is refused."""
+def refused(entries: dict[str, Entry], collected: Iterable[str], root: Path, partly: Iterable[str] = ()) -> list[str]:
+    """Why each entry the run's collection refuses is: one that names several collected tests (a parametrised
+    test without its parameters), and one that names none, in a file the run collected or in a file gone from
+    `root` (a run narrowed to other files judges none of theirs, nor of the files `partly`, whose tests the
+    command line names one by one)."""
     ids = set(collected)
+    files, skipped = {node.split("::", 1)[0] for node in ids}, set(partly)
     problems = []
     for entry in entries.values():
         if entry.node in ids:
             continue
         named = [n for n in ids if n.startswith((entry.node + "::", entry.node + "["))]
+        file = entry.node.split("::", 1)[0]
         if named:
             problems.append(f"{entry.where}: {entry.node} names {len(named)} tests (e.g. {min(named)}); {ONE_EACH}")
+        elif (file in files and file not in skipped) or not (root / file).is_file():
+            problems.append(f"{entry.where}: {entry.node} {STALE}")
     return problems
 
 
+def failures(error: BaseException) -> list[str]:
+    """Every failure a test's exception reports, each `Type: message`: the exception itself, or each member of
+    an exception group (Hypothesis's distinct failures; a group within a group flattened)."""
+    members = [member for member in getattr(error, "exceptions", None) or () if isinstance(member, BaseException)]
+    if not members:
+        return [f"{type(error).__name__}: {error}"]
+    return [failure for member in members for failure in failures(member)]
+
+
 def failure_message(error: BaseException) -> str:
-    """What an entry's TEXT is looked for in: `Type: message`, and each of an exception group's members
+    """The failure as the outcomes record keeps it: `Type: message`, and each of an exception group's members
     (Hypothesis reports several distinct failures as one group) on a line of its own."""
     lines = [f"{type(error).__name__}: {error}"]
     for member in getattr(error, "exceptions", None) or ():

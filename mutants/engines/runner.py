@@ -21,7 +21,8 @@ The way --rust works for the Rust port, with the engine's installed source in pl
 
 An adapter that adds a capability to another's (vllm_window and vllm_window_served add sliding_window to
 vllm_v1) is gated, clean and with its mutants, on the tests that need it alone when that other is gated in
-full earlier in the same run (`narrowing`: the rest would run the same code twice); its gate says PARTIAL.
+full earlier in the same run (`narrowing`: the rest would run the same code twice), once built without it
+it is shown to answer a script of calls as that other does (`same_as_base`); its gate says PARTIAL.
 
 With several engines, their clean runs go one after the other and every engine's mutants share one pool of
 -j runs, each engine's queued as soon as its clean run passes, the expected survivors (whole-suite runs) first.
@@ -47,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mutants import Mutant, StaleMutant, apply_mutant, discover
+from mutants.engines.behaviour import first_difference
 from mutants.pytest_run import Ended, Guard, PytestRun, run_pytest, run_with_timeout, tail, verdict
 from mutants.runner import Result, print_table
 
@@ -61,11 +63,12 @@ class Engine:
     prefix: str  # the mutant ids' letter; "" for a gate alone (no mutants)
     adds: str = ""  # the capability this adapter adds to `base`'s adapter, which it is without it (`narrowing`)
     base: str = ""
+    module: str = ""  # the adapter's module when it is not engines/NAME.py (a held-out port, mutants/ports/)
 
     @property
     def adapter(self) -> str:
         """The adapter's module, as --impl names it."""
-        return f"engines.{self.name}"
+        return self.module or f"engines.{self.name}"
 
     @property
     def xfails(self) -> Path:
@@ -88,21 +91,26 @@ ENGINES = {e.name: e for e in (
 
 
 # What an adapter narrowed to the capability it adds may define beyond its base adapter's cache: how the cache is
-# built. Built without the capability, its backend must be the base's class (checked by `same_as_base`).
+# built. Built without the capability, its backend must be the base's class and behave as the base's cache on
+# the script of mutants/engines/behaviour.py (checked by `same_as_base`).
 BUILDS = {"__init__", "make_backend", "window_backend"}
 
 
 def same_as_base(engine: Engine) -> str:
     """Why the engine's adapter, built without the capability it adds, may not run its base's code ("" when it
-    runs it): its backend is another class, or a class of its own defines a method beyond BUILDS."""
-    cls = importlib.import_module(engine.adapter).PagedKVCache
-    base = importlib.import_module(ENGINES[engine.base].adapter).PagedKVCache
+    runs it, shown): its backend is another class, a class of its own defines a method beyond BUILDS, or it
+    answers a call of the script (prefix hits, forks, OutOfBlocks, evictions) otherwise than its base."""
+    adapter, base_adapter = importlib.import_module(engine.adapter), importlib.import_module(ENGINES[engine.base].adapter)
+    cls, base = adapter.PagedKVCache, base_adapter.PagedKVCache
     for caching in (False, True):
         mine, theirs = (type(c(8, 2, 1, 1, 2, prefix_caching=caching)._engine) for c in (cls, base))
         if mine is not theirs:
             return f"with prefix_caching={caching} and no {engine.adds}, its backend is {mine.__qualname__}, not {theirs.__qualname__}"
     own = {name for k in cls.__mro__ if k not in base.__mro__ for name, v in vars(k).items() if callable(v)} - BUILDS
-    return f"{cls.__module__}.PagedKVCache defines {', '.join(sorted(own))} beyond building the cache" if own else ""
+    if own:
+        return f"{cls.__module__}.PagedKVCache defines {', '.join(sorted(own))} beyond building the cache"
+    differs = first_difference(adapter, base_adapter)
+    return f"built without {engine.adds}, it does not behave as {base_adapter.__name__}: {differs}" if differs else ""
 
 
 def narrowing(engine: Engine, before: list[str]) -> list[str]:
