@@ -9,6 +9,6 @@ MUTANT = Mutant(
     "reads as the pool's last pages (vLLM #42273 / #42276: stale ids after a window's release)",
     caught_by=('test_the_issue_example_at_every_length', 'TestWindowMachine'),
     edits=(
-        Edit('paged/cache.py', '        starts = [self._groups[gi].visible_from(n) for n in lens]\n', '        starts = [0 for n in lens]\n'),
+        Edit('paged/cache.py', '        starts = [group.visible_from(n) for n in lens]\n', '        starts = [0 for n in lens]\n'),
     ),
 )

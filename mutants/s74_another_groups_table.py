@@ -9,7 +9,7 @@ MUTANT = Mutant(
     "its group never wrote (vLLM #51328 / #51031: another group's block size or table)",
     caught_by=('test_the_issue_example_at_every_length', 'TestHybridMachine'),
     edits=(
-        Edit('paged/cache.py', '        return page_tables.page_table([seq.tables[gi] for seq in seqs], starts, lens, self.block_size, size)\n',
-             '        return page_tables.page_table([seq.tables[0] for seq in seqs], starts, lens, self.block_size, size)\n'),
+        Edit('paged/cache.py', '        return page_tables.page_table([group.tables[seq.sid] for seq in seqs], starts, lens, self.block_size, size)\n',
+             '        return page_tables.page_table([self._groups[0].tables[seq.sid] for seq in seqs], starts, lens, self.block_size, size)\n'),
     ),
 )

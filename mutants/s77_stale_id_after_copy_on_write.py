@@ -9,11 +9,11 @@ MUTANT = Mutant(
     "replaces an entry in place, and the kernel keeps reading the shared block, without the writer's new positions",
     caught_by=('test_forks_and_copy_on_write', 'TestCacheMachine'),
     edits=(
-        Edit('paged/cache.py', '        return page_tables.page_table([seq.tables[gi] for seq in seqs], starts, lens, self.block_size, size)\n',
+        Edit('paged/cache.py', '        return page_tables.page_table([group.tables[seq.sid] for seq in seqs], starts, lens, self.block_size, size)\n',
              '        snapshots = self.__dict__.setdefault("_snapshots", {})\n'
              '        for seq in seqs:\n'
-             '            if (id(seq), gi) not in snapshots or len(snapshots[id(seq), gi]) != len(seq.tables[gi]):\n'
-             '                snapshots[id(seq), gi] = list(seq.tables[gi])\n'
-             '        return page_tables.page_table([snapshots[id(seq), gi] for seq in seqs], starts, lens, self.block_size, size)\n'),
+             '            if (seq.sid, li) not in snapshots or len(snapshots[seq.sid, li]) != len(group.tables[seq.sid]):\n'
+             '                snapshots[seq.sid, li] = list(group.tables[seq.sid])\n'
+             '        return page_tables.page_table([snapshots[seq.sid, li] for seq in seqs], starts, lens, self.block_size, size)\n'),
     ),
 )

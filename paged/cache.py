@@ -407,7 +407,7 @@ class PagedKVCache:
         seqs = batch(self._seqs, as_seq_ids(seq_ids))
         li = self._layer(layer)
         size = as_page_size(page_size, self.block_size)
-        group = self._groups[self._group_of[li]]
+        group = self._group(li)
         lens = [seq.lens[li] for seq in seqs]
         starts = [group.visible_from(n) for n in lens]
         return page_tables.page_table([group.tables[seq.sid] for seq in seqs], starts, lens, self.block_size, size)
@@ -417,7 +417,7 @@ class PagedKVCache:
         append wrote them; -1 for a position whose entry a window released."""
         seq, li = self._seq_layer(seq_id, layer)
         first, n = as_span(start, count, seq.lens[li])
-        return page_tables.slot_mapping(self._groups[self._group_of[li]].tables[seq.sid], first, n, self.block_size)
+        return page_tables.slot_mapping(self._group(li).tables[seq.sid], first, n, self.block_size)
 
     def kv_pages(self, layer: int, page_size: int | None = None) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
         """The layer's K and V pools as kernel pages in HND, each `[N * B // P, H, P, D]`: views, no copy,

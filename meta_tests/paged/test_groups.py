@@ -14,7 +14,7 @@ import pytest
 
 from tests.assertions import assert_equal
 
-PAGED = Path(__file__).resolve().parent.parent / "paged"
+PAGED = Path(__file__).resolve().parents[2] / "paged"
 KINDS = {"FullAttention", "SlidingWindow", "isinstance"}  # names
 ONE_KIND = {"window", "need", "released_before"}  # attributes
 
