@@ -5,11 +5,12 @@ batch of sequences, `indptr`, `indices` and `last_page_len` over a pool of pages
 the block size B (a block b is kernel pages b*r .. b*r + r - 1, r = B // P); and for a write, flat slots
 `block * B + slot`. These functions take a sequence's table, its layer's length n and the first position
 `a` gather shows, and nothing of the cache, so a port can read them as the whole rule. No loop runs per
-position: one per sequence, the rest NumPy.
+position or sequence: the batch's tables are laid end to end and read at once.
 """
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Sequence
 
 import numpy as np
@@ -18,29 +19,26 @@ from numpy.typing import NDArray
 RELEASED = -1  # a table entry a sliding window let go: never a page, a slot of -1
 
 
-def kernel_pages(table: Sequence[int], shown_from: int, length: int, block_size: int, page_size: int) -> NDArray[np.int64]:
-    """The kernel pages holding positions shown_from .. length-1, in order: logical page q (positions
-    q*P .. q*P + P - 1) is page table[q // r] * r + q % r. Empty when no position is shown."""
-    if shown_from >= length:
-        return np.zeros(0, dtype=np.int64)
-    r = block_size // page_size
-    q = np.arange(shown_from // page_size, (length - 1) // page_size + 1, dtype=np.int64)
-    blocks = np.asarray(table, dtype=np.int64)[q // r]
-    return blocks * r + q % r
-
-
 def page_table(
     tables: Sequence[Sequence[int]], shown_from: Sequence[int], lengths: Sequence[int], block_size: int, page_size: int
 ) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]:
     """(indptr, indices, last_page_len), new int32 arrays, for sequences given by their tables, first shown
-    positions and lengths: indptr the running count of pages, last_page_len the positions of the last page,
-    from its first slot to length - 1 (in 1 .. P; 0 for a sequence with no page)."""
-    pages = [kernel_pages(t, a, n, block_size, page_size) for t, a, n in zip(tables, shown_from, lengths)]
-    counts = np.array([len(p) for p in pages], dtype=np.int64)
-    indptr = np.zeros(len(pages) + 1, dtype=np.int32)
-    np.cumsum(counts, out=indptr[1:])
-    indices = np.concatenate(pages).astype(np.int32) if pages else np.zeros(0, dtype=np.int32)
+    positions and lengths. Sequence i's pages are its logical pages q = shown_from // P .. (length - 1) // P (none
+    when no position is shown); page q is kernel page table[q // r] * r + q % r. indptr is the running count of
+    pages, last_page_len the positions of the last page, from its first slot to length - 1 (in 1 .. P; 0 for a
+    sequence with no page). Every sequence at once: its tables laid end to end, each page's entry looked up there."""
+    r = block_size // page_size
     n = np.asarray(lengths, dtype=np.int64)
+    first = np.asarray(shown_from, dtype=np.int64) // page_size  # each sequence's first page
+    sizes = np.fromiter((len(t) for t in tables), dtype=np.int64, count=len(n))  # each table's entries
+    counts = np.where(n > first * page_size, (n - 1) // page_size + 1 - first, 0)
+    indptr = np.zeros(len(n) + 1, dtype=np.int32)
+    np.cumsum(counts, out=indptr[1:])
+    flat = np.fromiter(chain.from_iterable(tables), dtype=np.int64, count=int(sizes.sum()))
+    seq = np.repeat(np.arange(len(n)), counts)  # the sequence of each exported page
+    q = first[seq] + np.arange(int(indptr[-1])) - indptr[:-1][seq]  # its logical page
+    table_start = np.cumsum(sizes) - sizes  # where each table starts in `flat`
+    indices = (flat[table_start[seq] + q // r] * r + q % r).astype(np.int32)
     last = np.where(counts > 0, n - (n - 1) // page_size * page_size, 0).astype(np.int32)
     return indptr, indices, last
 
