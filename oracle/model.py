@@ -479,10 +479,14 @@ class ModelKVCache:
             if not entries or self.profile.duplicates != "first":
                 entries.append(Registered(block, layers))
 
+    def shown_from(self, sid: int, layer: int) -> int:
+        """The first position gather shows: 0, or with a window W (the layer's) max(0, n - W + 1)."""
+        window = self.layer_windows[layer]
+        return 0 if window is None else max(0, self.length(sid, layer) - window + 1)
+
     def window_of(self, sid: int, layer: int) -> list[Position]:
         """The positions gather returns: every one, or with a window W (the layer's) the last W - 1."""
-        toks, window = self.tokens[sid][layer], self.layer_windows[layer]
-        shown = toks if window is None else toks[max(0, len(toks) - window + 1) :]
+        shown = self.tokens[sid][layer][self.shown_from(sid, layer) :]
         assert all(p is not None for p in shown), "a windowed hit served every position its window needs"
         return [p for p in shown if p is not None]
 

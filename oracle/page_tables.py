@@ -53,7 +53,7 @@ def page_table(model: ModelKVCache, seq_ids: Any, layer: Any, page_size: Any) ->
     indptr, indices, last = [0], [], []
     for sid in ids:
         n = model.length(sid, li)
-        shown = range(n - len(model.window_of(sid, li)), n)  # the positions gather shows
+        shown = range(model.shown_from(sid, li), n)  # the positions gather shows
         for p in shown:
             if p == shown.start or p % size == 0:  # the first shown, or the first of a page
                 indices.append(kernel_page(model, sid, li, p, size))

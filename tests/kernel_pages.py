@@ -75,9 +75,8 @@ def assert_page_tables(cache: Any, model: ModelKVCache, seqs: list[int], when: s
             indptr, indices, last = got
             pages = cache.kv_pages(layer) if size is None else cache.kv_pages(layer, size)
             for i, s in enumerate(seqs):
-                (k, v), (want_k, _) = shown[s]
-                skip = (model.length(s, layer) - want_k.shape[1]) % p  # the first shown position a, modulo P
-                for name, pool, g in zip("kv", pages, (k, v)):
+                skip = model.shown_from(s, layer) % p  # the first shown position a, modulo P
+                for name, pool, g in zip("kv", pages, shown[s][0]):
                     what = f"{name}_pages read through {label}'s row {i} (sequence {s})"
                     assert_same_bits(what, read_back(pool, indptr, indices, last, i, skip), g, f"kv_pages({layer}, {p}) against gather({s}, {layer}){when}")
         for s in seqs:

@@ -98,11 +98,13 @@ class OracleIdsCache:
         return out
 
     def page_table(self, seq_ids: Any, layer: Any, *page_size: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if hasattr(seq_ids, "__iter__") and not isinstance(seq_ids, (str, bytes)):
+            seq_ids = list(seq_ids)  # read once: an iterator would be empty for the renaming
         indptr, indices, last = self._inner.page_table(seq_ids, layer, *page_size)
         if self._shadow is None:
             return indptr, indices, last
         size = self._shadow.block_size if not page_size or page_size[0] is None else int(page_size[0])
-        names = self._bind(list(seq_ids), layer)
+        names = self._bind(seq_ids, layer)
         return indptr, self._renamed(indices, self._shadow.block_size // size, names, "page_table indices"), last
 
     def slot_mapping(self, seq_id: Any, layer: Any, start: Any, count: Any) -> np.ndarray:
