@@ -13,6 +13,8 @@ from numpy.typing import NDArray
 
 def as_int(value: object, what: str) -> int:
     """An integer (Python or NumPy) as `int`; bool and everything else raise TypeError."""
+    if type(value) is int:  # the common case, first (bool is a subclass of int, not int itself)
+        return value
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{what} must be an integer, not bool")
     try:
@@ -189,7 +191,9 @@ def batch(seqs: Mapping[int, T], seq_ids: list[int]) -> list[T]:
     for the first repeated (whichever comes first)."""
     out, seen = [], set()
     for sid in seq_ids:
-        seq = live(seqs, sid)
+        seq = seqs.get(sid)
+        if seq is None:
+            raise KeyError(f"sequence {sid} is not live")
         if sid in seen:
             raise ValueError(f"sequence {sid} is named twice in one batch")
         seen.add(sid)
