@@ -18,9 +18,11 @@ from wire.server import capabilities as module_capabilities
 from wire.server import profile_words
 
 # The optional parts of the contract (CONTRACT.md's "(opt-in)" sections), by the capability word that
-# announces each (an option of `new`, wire.codec.CAPABILITY: `hybrid` for `layer_windows`), with the name a
-# verdict gives it.
-OPTIONAL: dict[str, str] = {"prefix_caching": "prefix caching", "sliding_window": "sliding window", "hybrid": "hybrid models"}
+# announces each (an option of `new`, wire.codec.CAPABILITY: `hybrid` for `layer_windows`; `page_tables`, the
+# exports a kernel reads, for a cache with `page_table`), with the name a verdict gives it.
+OPTIONAL: dict[str, str] = {
+    "prefix_caching": "prefix caching", "sliding_window": "sliding window", "hybrid": "hybrid models", "page_tables": "page tables",
+}
 
 
 @dataclass(frozen=True)
@@ -79,5 +81,6 @@ def reach(impl: str, hello_seconds: float) -> Target | str:
 
 def module_parts(module: ModuleType) -> frozenset[str]:
     """The optional parts a Python module has: the capability of each option of `new` its constructor takes,
-    what a driver of it announces (`wire.server.capabilities`: `hybrid` when it takes `layer_windows`)."""
+    what a driver of it announces (`wire.server.capabilities`: `hybrid` when it takes `layer_windows`,
+    `page_tables` when its cache has `page_table`)."""
     return frozenset(module_capabilities(module))
