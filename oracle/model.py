@@ -552,3 +552,20 @@ class ModelKVCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- page tables for kernels (CONTRACT.md, "Page tables for kernels"): oracle/page_tables.py, position by position
+
+    def page_table(self, seq_ids: Any, layer: Any, page_size: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        from . import page_tables  # it imports this module
+
+        return page_tables.page_table(self, seq_ids, layer, page_size)
+
+    def slot_mapping(self, seq_id: Any, layer: Any, start: Any, count: Any) -> np.ndarray:
+        from . import page_tables
+
+        return page_tables.slot_mapping(self, seq_id, layer, start, count)
+
+    def kv_pages(self, layer: Any, page_size: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        from . import page_tables
+
+        return page_tables.kv_pages(self, layer, page_size)

@@ -36,8 +36,10 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from . import page_tables
 from .allocator import BlockAllocator
 from .checks import as_chunk, as_int, as_layer_windows, as_sizes, as_tokens, as_window, layer_index, live, zeroed_pools
+from .checks import as_page_size, as_seq_ids, as_span, batch
 from .errors import OutOfBlocks
 from .groups import make_groups
 from .prefix import Node, PrefixIndex
@@ -429,3 +431,36 @@ class PagedKVCache:
         k_out = k_pool[:, blocks].reshape(every)[:, skip : skip + length]
         v_out = v_pool[:, blocks].reshape(every)[:, skip : skip + length]
         return np.ascontiguousarray(k_out), np.ascontiguousarray(v_out)
+
+    # -- page tables for kernels (CONTRACT.md, "Page tables for kernels"; the arithmetic: page_tables.py) ----
+
+    def page_table(
+        self, seq_ids: Iterable[int], layer: int, page_size: int | None = None
+    ) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]:
+        """What a paged attention kernel reads for a batch and one layer: new int32 arrays (indptr, indices,
+        last_page_len) over kernel pages of `page_size` P (default B), from each sequence's layer's group's
+        table, the pages of the positions `gather` shows."""
+        self._check_open()
+        seqs = batch(self._seqs, as_seq_ids(seq_ids))
+        li = self._layer(layer)
+        size = as_page_size(page_size, self.block_size)
+        gi = self._group_of[li]
+        lens = [seq.lens[li] for seq in seqs]
+        starts = [self._groups[gi].visible_from(n) for n in lens]
+        return page_tables.page_table([seq.tables[gi] for seq in seqs], starts, lens, self.block_size, size)
+
+    def slot_mapping(self, seq_id: int, layer: int, start: int, count: int) -> NDArray[np.int64]:
+        """The int64 flat slots (block * B + slot) of the layer's positions start .. start+count-1, where an
+        append wrote them; -1 for a position whose entry a window released."""
+        seq, li = self._seq_layer(seq_id, layer)
+        first, n = as_span(start, count, seq.lens[li])
+        return page_tables.slot_mapping(seq.tables[self._group_of[li]], first, n, self.block_size)
+
+    def kv_pages(self, layer: int, page_size: int | None = None) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
+        """The layer's K and V pools as kernel pages in HND, each `[N * B // P, H, P, D]`: views, no copy,
+        the memory page_table's indices address."""
+        self._check_open()
+        li = self._layer(layer)
+        size = as_page_size(page_size, self.block_size)
+        k_pool, v_pool = self._layers[li]
+        return page_tables.pool_pages(k_pool, size), page_tables.pool_pages(v_pool, size)

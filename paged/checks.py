@@ -148,3 +148,50 @@ def real_3d(arr: NDArray[Any], name: str) -> None:
         raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
     if arr.ndim != 3:
         raise ValueError(f"{name} must be 3-D [n_kv_heads, T, d_head], got shape {arr.shape}")
+
+
+def as_seq_ids(seq_ids: object) -> list[int]:
+    """A batch's sequence ids (CONTRACT.md, "Page tables for kernels"): an iterable of integers, every one's
+    type checked before any is looked up; else TypeError."""
+    try:
+        items = list(seq_ids)  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError(f"seq_ids must be an iterable of integers, got {type(seq_ids).__name__}") from None
+    return [as_int(s, "seq_id") for s in items]
+
+
+def as_page_size(page_size: object, block_size: int) -> int:
+    """A kernel's page size P: None for B, else an integer from 1 that divides B (TypeError, ValueError)."""
+    if page_size is None:
+        return block_size
+    value = as_int(page_size, "page_size")
+    if value < 1 or block_size % value:
+        raise ValueError(f"page_size must be at least 1 and divide block_size {block_size}, got {value}")
+    return value
+
+
+def as_span(start: object, count: object, length: int) -> tuple[int, int]:
+    """slot_mapping's positions start .. start+count-1: start then count, each an integer (TypeError) of at
+    least 0 (ValueError), then within the layer's `length` positions (ValueError)."""
+    first = as_int(start, "start")
+    if first < 0:
+        raise ValueError(f"start must be at least 0, got {first}")
+    n = as_int(count, "count")
+    if n < 0:
+        raise ValueError(f"count must be at least 0, got {n}")
+    if first + n > length:
+        raise ValueError(f"positions {first} .. {first + n - 1} are past the layer's {length} positions")
+    return first, n
+
+
+def batch(seqs: Mapping[int, T], seq_ids: list[int]) -> list[T]:
+    """The live sequences a batch of checked ids names, in order: KeyError for the first id not live, ValueError
+    for the first repeated (whichever comes first)."""
+    out, seen = [], set()
+    for sid in seq_ids:
+        seq = live(seqs, sid)
+        if sid in seen:
+            raise ValueError(f"sequence {sid} is named twice in one batch")
+        seen.add(sid)
+        out.append(seq)
+    return out

@@ -19,7 +19,7 @@ from wire.server import profile_words
 
 # The optional parts of the contract (CONTRACT.md's "(opt-in)" sections), by the capability word that
 # announces each (an option of `new`, wire.codec.CAPABILITY: `hybrid` for `layer_windows`; `page_tables`, the
-# exports a kernel reads, for a cache with `page_table`), with the name a verdict gives it.
+# exports a kernel reads, for a cache with their three calls), with the name a verdict gives it.
 OPTIONAL: dict[str, str] = {
     "prefix_caching": "prefix caching", "sliding_window": "sliding window", "hybrid": "hybrid models", "page_tables": "page tables",
 }
@@ -82,5 +82,5 @@ def reach(impl: str, hello_seconds: float) -> Target | str:
 def module_parts(module: ModuleType) -> frozenset[str]:
     """The optional parts a Python module has: the capability of each option of `new` its constructor takes,
     what a driver of it announces (`wire.server.capabilities`: `hybrid` when it takes `layer_windows`,
-    `page_tables` when its cache has `page_table`)."""
+    `page_tables` when its cache has the three calls of page tables for kernels)."""
     return frozenset(module_capabilities(module))

@@ -20,6 +20,7 @@ from .codec import (
     CAPABILITY,
     NEW_FORM,
     NEW_OPTIONS,
+    PAGE_TABLE_VERBS,
     PAGE_TABLES,
     VERSION,
     ProtocolError,
@@ -37,12 +38,13 @@ from .codec import (
 def capabilities(module: ModuleType) -> list[str]:
     """What the implementation offers beyond the base contract: the capability of each option of `new` that its
     constructor takes as a keyword (`prefix_caching`, `sliding_window`; `hybrid` for `layer_windows`), and
-    `page_tables` when its cache has the method `page_table` (CONTRACT.md, "Page tables for kernels")."""
+    `page_tables` when its cache has the three calls of page tables for kernels (CONTRACT.md)."""
     try:
         params = inspect.signature(module.PagedKVCache).parameters
     except (TypeError, ValueError):
         return []
-    pages = [PAGE_TABLES] if callable(getattr(module.PagedKVCache, "page_table", None)) else []
+    tables = all(callable(getattr(module.PagedKVCache, name, None)) for name in PAGE_TABLE_VERBS)
+    pages = [PAGE_TABLES] if tables else []
     return [CAPABILITY[option] for option in NEW_OPTIONS if option in params] + pages
 
 
