@@ -43,7 +43,8 @@ def capabilities(module: ModuleType) -> list[str]:
         params = inspect.signature(module.PagedKVCache).parameters
     except (TypeError, ValueError):
         return []
-    tables = all(callable(getattr(module.PagedKVCache, name, None)) for name in PAGE_TABLE_VERBS)
+    cls = inspect.unwrap(module.PagedKVCache)  # a class, or a factory that wraps one (oracle.as_impl.under)
+    tables = all(callable(getattr(cls, name, None)) for name in PAGE_TABLE_VERBS)
     pages = [PAGE_TABLES] if tables else []
     return [CAPABILITY[option] for option in NEW_OPTIONS if option in params] + pages
 
