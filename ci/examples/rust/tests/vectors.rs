@@ -518,3 +518,38 @@ fn a_released_line_must_follow_a_response() {
     assert!(parse("> stats 0\n< ok\n# released 0 x\n").is_err());
     assert_eq!(parse("> free 0 0\n< ok\n# released 0 3,-\n").err().map(|e| e.contains("line 3")), Some(true));
 }
+
+#[test]
+fn page_tables_rename_each_pages_block_and_keep_its_place() {
+    // B = 4 (cache 0), P = 2: oracle pages 2, 3 are block 1's halves, page 0 block 0's first half.
+    let t = "> new 8 4 1 1 1\n< ok 0\n> page_table 0 0 2 0\n< ok 0,3 2,3,0 1\n> slot_mapping 0 0 0 0 2\n< ok 4,-1\n";
+    let tables = "ok 1 port page_tables allocation=any";
+    assert_eq!(scripted(tables, t, &["ok 0", "ok 0,3 10,11,6 1", "ok 20,-1"]), Ok(None), "block 1 is 5 here, block 0 is 3");
+    let report = scripted(tables, t, &["ok 0", "ok 0,3 11,10,6 1", "ok 20,-1"]).unwrap_err();
+    assert!(report.contains("page 0 is 11, at place 1 of its block, expected place 0"), "{report}");
+    let report = scripted(tables, t, &["ok 0", "ok 0,3 10,11,6 1", "ok 12,-1"]).unwrap_err();
+    assert!(report.contains("entry 0 is block 3, but the transcript's block 1 is block 5"), "{report}");
+    let report = scripted(tables, t, &["ok 0", "ok 0,3 10,11,6 1", "ok 20,21"]).unwrap_err();
+    assert!(report.contains("entry 1 is 5, expected -1"), "a slot where the oracle has -1: {report}");
+    assert!(scripted(tables, t, &["ok 0", "ok 0,2 10,11,6 1", "ok 20,-1"]).is_err(), "indptr exact");
+    assert!(scripted(tables, t, &["ok 0", "ok 0,3 10,11,6 2", "ok 20,-1"]).is_err(), "last_page_len exact");
+    assert_eq!(scripted("ok 1 port page_tables", t, &["ok 0", "ok 0,3 2,3,0 1", "ok 4,-1"]), Ok(None), "exact");
+    assert!(scripted("ok 1 port page_tables", t, &["ok 0", "ok 0,3 10,11,6 1", "ok 20,-1"]).is_err());
+}
+
+#[test]
+fn kv_pages_are_asked_for_at_the_ports_pages() {
+    // Oracle block 1 is the port's block 5: its pages 2, 3 (P = 2) are asked for as 10 and 11, one at a time.
+    let t = "> new 8 4 1 1 1\n< ok 0\n> page_table 0 0 2 0\n< ok 0,2 2,3 2\n> kv_pages 0 0 2 2 2\n< ok 3c004000 bc00c000\n";
+    let mut sent = Vec::new();
+    let mut answers = ["ok 0", "ok 0,2 10,11 2", "ok 3c00 bc00", "ok 4000 c000"].into_iter();
+    let mut send = |request: &str| {
+        sent.push(request.to_string());
+        answers.next().expect("an answer per request").to_string()
+    };
+    assert_eq!(run(&parse(t).unwrap(), "ok 1 port page_tables allocation=any", &mut send), Ok(None));
+    assert_eq!(sent[2..], ["kv_pages 0 0 2 10 1", "kv_pages 0 0 2 11 1"]);
+    let unbound = "> new 8 4 1 1 1\n< ok 0\n> kv_pages 0 0 2 2 1\n< ok 3c00 bc00\n";
+    let report = scripted("ok 1 port page_tables allocation=any", unbound, &["ok 0"]).unwrap_err();
+    assert!(report.contains("which no answer named before"), "{report}");
+}
