@@ -7,7 +7,7 @@ MUTANT = Mutant(
     title='kernel pages numbered b + j * N',
     symptom="a manager block b split into kernel pages is numbered b + j * N instead of b * (B / P) + j: with P < B the table names pages kv_pages does not lay out so (vLLM #27547's twin)",
     caught_by=("page",),  # -k page: the page-table tests and the page-tables-* vectors
-    notes="cargo test in ci/examples/rust kills it: every page-tables-* vector with P < B; the paged decode's unit test (P = 2, 1)",
+    notes="cargo test in ci/examples/rust kills it: every page-tables-* vector (each has P < B); attention's paged_decode_matches_dense_attention_over_gather_and_the_new_token (P = 2, 1)",
     edits=(
         Edit('ci/examples/rust/src/cache/pages.rs', 'out.indices.push((block as usize * per_block + q % per_block) as i32);', 'out.indices.push((block as usize + q % per_block * self.pool.num_blocks) as i32);'),
     ),
