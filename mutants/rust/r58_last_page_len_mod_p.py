@@ -1,4 +1,4 @@
-"""r58: last_page_len = len % P (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r58: last_page_len = len % P (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

@@ -1,4 +1,4 @@
-"""r59: the page count from the table's length (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r59: the page count from the table's length (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

@@ -1,4 +1,4 @@
-"""r60: the page count from the longest layer (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r60: the page count from the longest layer (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

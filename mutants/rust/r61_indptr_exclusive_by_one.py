@@ -1,4 +1,4 @@
-"""r61: indptr exclusive by one (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r61: indptr exclusive by one (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

@@ -1,4 +1,4 @@
-"""r62: a released window entry (-1) left in indices (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r62: a released window entry (-1) left in indices (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

@@ -1,4 +1,4 @@
-"""r63: NHD read as HND (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r63: NHD read as HND (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

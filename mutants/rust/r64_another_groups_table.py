@@ -1,4 +1,4 @@
-"""r64: another group's table for a layer (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r64: another group's table for a layer (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

@@ -1,4 +1,4 @@
-"""r65: kernel pages numbered b + j * N (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r65: kernel pages numbered b + j * N (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

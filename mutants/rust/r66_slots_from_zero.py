@@ -1,4 +1,4 @@
-"""r66: the slot mapping from 0 instead of the start (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r66: the slot mapping from 0 instead of the start (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

@@ -1,4 +1,4 @@
-"""r67: a released slot of -1 wrapping to the last slot (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r67: a released slot of -1 wrapping to the last slot (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

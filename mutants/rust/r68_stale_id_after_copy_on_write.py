@@ -1,4 +1,4 @@
-"""r68: a stale id after copy on write (CONTRACT.md, "Page tables for kernels (opt-in)")."""
+"""r68: a stale id after copy on write (CONTRACT.md, "Page tables for kernels")."""
 
 from mutants import Edit, Mutant
 

@@ -1,4 +1,4 @@
-//! The page tables a kernel reads (CONTRACT.md, "Page tables for kernels (opt-in)"): what an engine
+//! The page tables a kernel reads (CONTRACT.md, "Page tables for kernels"): what an engine
 //! builds from its block tables for FlashInfer-style kernels, exported by the cache itself.
 //!
 //! - [`PagedKVCache::page_table`]: `(indptr, indices, last_page_len)` for a batch of sequences and one
