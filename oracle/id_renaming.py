@@ -87,6 +87,10 @@ class BlockNames:
         new._port_of, new._oracle_of, new._where = dict(self._port_of), dict(self._oracle_of), dict(self._where)
         return new
 
+    def bound(self) -> dict[int, int]:
+        """Every port id bound now, to its oracle id (a copy)."""
+        return dict(self._oracle_of)
+
     def oracle_ids(self, got: Sequence[int]) -> list[int]:
         """The port's ids as the oracle's (after `check` bound them); RELEASED stays RELEASED."""
         return [p if p == RELEASED else self._oracle_of[p] for p in got]

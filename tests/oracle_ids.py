@@ -4,8 +4,9 @@ Each cache made through `OracleIdsImpl` runs a shadow `ModelKVCache` of the same
 the same calls. `block_table` checks the port's table against the shadow's up to the renaming
 of `oracle.id_renaming` (sharing, and each block's id for its lifetime, stay exact) and returns
 it in the oracle's ids, so every test that compares tables, the seed's literal `[0, 1, 2]`
-included, runs unchanged. Every id must be a block of the pool, 0 .. N-1, as under every profile. A broken renaming fails the call with the suite's message. All
-other calls are the port's own answers.
+included, runs unchanged. Every id must be a block of the pool, 0 .. N-1, as under every profile. A broken renaming fails the call with the suite's message.
+The page tables for kernels are renamed through their blocks the same way (`page_table`'s indices, `slot_mapping`'s
+slots, `kv_pages`' pages moved to the oracle's ids). All other calls are the port's own answers.
 """
 
 from __future__ import annotations
@@ -75,6 +76,52 @@ class OracleIdsCache:
         if problem is not None:
             raise AssertionError(f"{problem} [{call}, allocation=any]")
         return np.array(self._names.oracle_ids(got.tolist()), dtype=got.dtype)
+
+    # Page tables for kernels: a kernel page of block b is b * r + j (r = B / P) and a slot b * B + o, so each is
+    # renamed through its block; kv_pages moves every page of a block bound now to its oracle id (a copy).
+
+    def _bind(self, seq_ids: list[Any], layer: Any) -> dict[int, int]:
+        """The renaming, port id -> oracle id, after checking the tables of `seq_ids` (of the layer's group)."""
+        for s in seq_ids:
+            self.block_table(s, layer)
+        return self._names.bound()
+
+    def _renamed(self, ids: np.ndarray, unit: int, names: dict[int, int], what: str) -> np.ndarray:
+        """Kernel pages (unit r) or slots (unit B) of the port's blocks as the oracle's; -1 stays."""
+        out = ids.copy()
+        for i, x in enumerate(ids.tolist()):
+            if x == -1:
+                continue
+            if x // unit not in names:
+                raise AssertionError(f"{what}[{i}]={x}, but should be in a block of a live table (block {x // unit} is in none) [{what}, allocation=any]")
+            out[i] = names[x // unit] * unit + x % unit
+        return out
+
+    def page_table(self, seq_ids: Any, layer: Any, *page_size: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        indptr, indices, last = self._inner.page_table(seq_ids, layer, *page_size)
+        if self._shadow is None:
+            return indptr, indices, last
+        size = self._shadow.block_size if not page_size or page_size[0] is None else int(page_size[0])
+        names = self._bind(list(seq_ids), layer)
+        return indptr, self._renamed(indices, self._shadow.block_size // size, names, "page_table indices"), last
+
+    def slot_mapping(self, seq_id: Any, layer: Any, start: Any, count: Any) -> np.ndarray:
+        slots = self._inner.slot_mapping(seq_id, layer, start, count)
+        if self._shadow is None:
+            return slots  # type: ignore[no-any-return]
+        return self._renamed(slots, self._shadow.block_size, self._bind([seq_id], layer), f"slot_mapping({seq_id}, {layer}, {start}, {count})")
+
+    def kv_pages(self, layer: Any, *page_size: Any) -> tuple[np.ndarray, np.ndarray]:
+        pages = self._inner.kv_pages(layer, *page_size)
+        if self._shadow is None:
+            return pages  # type: ignore[no-any-return]
+        size = self._shadow.block_size if not page_size or page_size[0] is None else int(page_size[0])
+        r, names = self._shadow.block_size // size, self._bind(self._shadow.live(), layer)
+        out = tuple(np.zeros_like(p) for p in pages)
+        for port, oracle in names.items():
+            for mine, theirs in zip(out, pages):
+                mine[oracle * r : (oracle + 1) * r] = theirs[port * r : (port + 1) * r]
+        return out[0], out[1]
 
     def add_seq(self, *args: Any) -> Any:
         return self._both("add_seq", *args)

@@ -39,7 +39,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from tests import harness
+from tests import harness, kernel_pages
 from tests.assertions import assert_equal, assert_raises, assert_same_bits, assert_served
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
@@ -97,6 +97,7 @@ class CacheMachine(RuleBasedStateMachine):
         self.touched: set[int] = set()
         self.verified = False  # the step's last call was refused and every observable compared after it
         self.freed: set[int] = set()
+        self.page_tables: bool | None = None  # whether the implementation announces page tables (asked once)
         self.observed = observe.Observer()  # the behaviours this example reaches, for its coverage
         harness.begin_example()
         self.wire = report.WireReport()
@@ -325,13 +326,19 @@ class CacheMachine(RuleBasedStateMachine):
 
     def check_matches_model(self, touched: list[int], when: str = "") -> None:
         """The cache's observables are the model's: stats, free counts, every live table and length, and the
-        gathers of `touched`; what the cache hands out is not a view of its memory."""
+        gathers of `touched` and, when it announces them, their page tables for kernels (`kernel_pages`); what
+        the cache hands out is not a view of its memory."""
         assert self.model is not None
         reads = harness.Reads()
         stats = harness.assert_matches_model(self.cache, self.model, seqs=touched, when=when, reads=reads)
         assert_equal("stats() keys", sorted(stats), ["cached", "evictions", "free", "used"], f"stats(){when}")
         assert_equal("stats() types", [type(stats[k]).__name__ for k in sorted(stats)], ["int"] * 4, f"stats(){when}")
         assert_equal("free + used + cached", stats["free"] + stats["used"] + stats["cached"], self.model.num_blocks, f"stats(){when}")
+        if self.page_tables is None:
+            self.page_tables = kernel_pages.announced()
+        if self.page_tables:
+            mine = sorted(self.touched.intersection(touched))  # after a refused call every live one is compared: not here
+            kernel_pages.assert_page_tables(self.cache, self.model, mine, when, reads.gathers)
         if not harness.is_wire():  # a driver's arrays are decoded afresh: aliasing is the Python surface's
             self.check_not_views(touched, reads)
         self.touched.clear()
