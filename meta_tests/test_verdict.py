@@ -69,7 +69,7 @@ def first_session_only(tmp_path: Path) -> str:
     return f"exec:{sys.executable} {DRIVERS / 'first_session_only.py'} {tmp_path / 'first-session-done'}"
 
 
-ANNOUNCED = "announced=nothing, but should be hybrid prefix_caching sliding_window: what this driver's first session announced"
+ANNOUNCED = "announced=nothing, but should be hybrid page_tables prefix_caching sliding_window: what this driver's first session announced"
 
 
 def test_every_session_of_a_driver_announces_what_the_first_did(tmp_path: Path) -> None:
