@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from itertools import count
 from types import SimpleNamespace
+from collections.abc import Iterator
 from typing import Any
 
 from oracle.as_impl import under
@@ -140,6 +141,8 @@ def recording_class(inner: Any, recorder: Recorder) -> type:
 
     def method(name: str) -> Any:
         def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if name == "page_table" and args and isinstance(args[0], Iterator):  # read once: for the request and the call
+                args = (list(args[0]), *args[1:])
             try:
                 wire_args = page_call(name, args, kwargs, self._sizes) if name in PAGE_TABLE_VERBS else args
             except TypeError:  # arguments the call itself refuses: no request (the call raises below)
