@@ -150,24 +150,24 @@ def test_the_verdict_names_what_it_certified() -> None:
     ok, bad = [Step("vectors", True, "")], [Step("vectors", True, ""), Step("conformance", False, "")]
     module = Target("mine", frozenset({"prefix_caching"}), "", "mine.py")
     bare_driver = Target("exec:./d", frozenset(), "", "./d")
-    assert certified(module, ok, Scope()) == "PASS: base contract, prefix caching, Python surface (not tested: sliding window (not announced); hybrid models (not announced))"
+    assert certified(module, ok, Scope()) == "PASS: base contract, prefix caching, Python surface (not tested: sliding window (not announced); hybrid models (not announced); page tables (not announced))"
     assert certified(bare_driver, ok, Scope()) == (
-        "PASS: base contract only (not tested: prefix caching (not announced); sliding window (not announced); hybrid models (not announced); "
+        "PASS: base contract only (not tested: prefix caching (not announced); sliding window (not announced); hybrid models (not announced); page tables (not announced); "
         "Python surface (a driver has none))"
     )
     assert certified(module, ok, Scope(listed=2)) == (
-        "PASS: base contract, prefix caching, Python surface (not tested: sliding window (not announced); hybrid models (not announced)); "
+        "PASS: base contract, prefix caching, Python surface (not tested: sliding window (not announced); hybrid models (not announced); page tables (not announced)); "
         "2 tests failed as --xfails lists them"
     )
     assert certified(module, ok, Scope(narrowed="-m catalog")).startswith("PARTIAL, not a PASS: only the tests `-- -m catalog` selects, of base")
     assert certified(bare_driver, ok, Scope(only="the conformance vectors")) == (
-        "PASS, the conformance vectors only (prefix caching, sliding window, hybrid models not announced, not tested)"
+        "PASS, the conformance vectors only (prefix caching, sliding window, hybrid models, page tables not announced, not tested)"
     )
     windowed = Target("exec:./w", frozenset({"prefix_caching", "sliding_window"}), "", "./w")
     assert certified(windowed, ok, Scope()) == (
-        "PASS: base contract, prefix caching, sliding window (not tested: hybrid models (not announced); Python surface (a driver has none))"
+        "PASS: base contract, prefix caching, sliding window (not tested: hybrid models (not announced); page tables (not announced); Python surface (a driver has none))"
     )
-    assert certified(windowed, ok, Scope(only="the conformance vectors")) == "PASS, the conformance vectors only (hybrid models not announced, not tested)"
+    assert certified(windowed, ok, Scope(only="the conformance vectors")) == "PASS, the conformance vectors only (hybrid models, page tables not announced, not tested)"
     assert certified(module, bad, Scope()) == certified(module, bad, Scope(narrowed="-k x")) == "FAIL"
     assert certified(module, [*ok, not_run("conformance", "the vectors failed first")], Scope()).startswith("PASS")
 

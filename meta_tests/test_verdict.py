@@ -69,7 +69,7 @@ def first_session_only(tmp_path: Path) -> str:
     return f"exec:{sys.executable} {DRIVERS / 'first_session_only.py'} {tmp_path / 'first-session-done'}"
 
 
-ANNOUNCED = "announced=nothing, but should be hybrid prefix_caching sliding_window: what this driver's first session announced"
+ANNOUNCED = "announced=nothing, but should be hybrid page_tables prefix_caching sliding_window: what this driver's first session announced"
 
 
 def test_every_session_of_a_driver_announces_what_the_first_did(tmp_path: Path) -> None:
@@ -92,11 +92,11 @@ def test_a_step_with_no_vector_of_a_part_does_not_silence_it() -> None:
     both = frozenset({"prefix_caching", "sliding_window"})
     vectors = Step("vectors", True, "", exercised=both, offered=both)
     ran = [vectors, Step("conformance", True, "", exercised=both | {"hybrid"})]
-    assert certified(hybrid, ran, Scope()) == "PASS: base contract, prefix caching, sliding window, hybrid models, Python surface"
+    assert certified(hybrid, ran, Scope()) == "PASS: base contract, prefix caching, sliding window, hybrid models, Python surface (not tested: page tables (not announced))"
     silent = [vectors, Step("conformance", True, "", exercised=both)]
     assert certified(hybrid, silent, Scope()) == (
         "PASS: base contract, prefix caching, sliding window, Python surface "
-        "(not tested: hybrid models (announced, but no vector or test of it passed in: conformance))"
+        "(not tested: hybrid models (announced, but no vector or test of it passed in: conformance); page tables (not announced))"
     )
 
 
@@ -107,12 +107,12 @@ def test_a_driver_announcing_hybrid_is_claimed_only_when_its_vectors_and_tests_p
     every = frozenset({"prefix_caching", "sliding_window", "hybrid"})
     ran = [Step("vectors", True, "", exercised=every, offered=every), Step("conformance", True, "", exercised=every)]
     assert certified(driver, ran, Scope()) == (
-        "PASS: base contract, prefix caching, sliding window, hybrid models (not tested: Python surface (a driver has none))"
+        "PASS: base contract, prefix caching, sliding window, hybrid models (not tested: page tables (not announced); Python surface (a driver has none))"
     )
     skipped = [Step("vectors", True, "", exercised=every - {"hybrid"}, offered=every), Step("conformance", True, "", exercised=every)]
     assert certified(driver, skipped, Scope()) == (
         "PASS: base contract, prefix caching, sliding window (not tested: hybrid models (announced, but no vector or test "
-        "of it passed in: vectors); Python surface (a driver has none))"
+        "of it passed in: vectors); page tables (not announced); Python surface (a driver has none))"
     )
 
 
@@ -121,12 +121,12 @@ def test_the_headline_claims_a_part_only_when_its_vectors_and_tests_passed() -> 
     both = frozenset({"prefix_caching", "sliding_window"})
     ran = [Step("vectors", True, "", exercised=both), Step("conformance", True, "", exercised=both)]
     assert certified(windowed, ran, Scope()) == (
-        "PASS: base contract, prefix caching, sliding window (not tested: hybrid models (not announced); Python surface (a driver has none))"
+        "PASS: base contract, prefix caching, sliding window (not tested: hybrid models (not announced); page tables (not announced); Python surface (a driver has none))"
     )
     silent = [Step("vectors", True, "", exercised=frozenset({"prefix_caching"})), Step("conformance", True, "", exercised=frozenset())]
     assert certified(windowed, silent, Scope()) == (
         "PASS: base contract only (not tested: prefix caching (announced, but no vector or test of it passed in: conformance); "
-        "sliding window (announced, but no vector or test of it passed in: vectors, conformance); hybrid models (not announced); "
+        "sliding window (announced, but no vector or test of it passed in: vectors, conformance); hybrid models (not announced); page tables (not announced); "
         "Python surface (a driver has none))"
     )
     narrowed = [Step("conformance", True, "", exercised=frozenset({"sliding_window"}))]  # `-- tests/test_window.py`: the suite alone

@@ -18,9 +18,11 @@ from wire.server import capabilities as module_capabilities
 from wire.server import profile_words
 
 # The optional parts of the contract (CONTRACT.md's "(opt-in)" sections), by the capability word that
-# announces each (an option of `new`, wire.codec.CAPABILITY: `hybrid` for `layer_windows`), with the name a
-# verdict gives it.
-OPTIONAL: dict[str, str] = {"prefix_caching": "prefix caching", "sliding_window": "sliding window", "hybrid": "hybrid models"}
+# announces each (an option of `new`, wire.codec.CAPABILITY: `hybrid` for `layer_windows`; `page_tables`, the
+# exports a kernel reads, for a cache with their three calls), with the name a verdict gives it.
+OPTIONAL: dict[str, str] = {
+    "prefix_caching": "prefix caching", "sliding_window": "sliding window", "hybrid": "hybrid models", "page_tables": "page tables",
+}
 
 
 @dataclass(frozen=True)
@@ -77,12 +79,8 @@ def reach(impl: str, hello_seconds: float) -> Target | str:
     return Target(impl, module_parts(module), ",".join(profile_words(module)), where)
 
 
-PAGE_TABLE_CALLS = ("page_table", "slot_mapping", "kv_pages")  # CONTRACT.md, "Page tables for kernels"
-
-
 def module_parts(module: ModuleType) -> frozenset[str]:
     """The optional parts a Python module has: the capability of each option of `new` its constructor takes,
-    what a driver of it announces (`wire.server.capabilities`: `hybrid` when it takes `layer_windows`), and
-    `page_tables` when its PagedKVCache has the three calls of page tables for kernels."""
-    tables = all(callable(getattr(module.PagedKVCache, name, None)) for name in PAGE_TABLE_CALLS)
-    return frozenset(module_capabilities(module)) | ({"page_tables"} if tables else set())
+    what a driver of it announces (`wire.server.capabilities`: `hybrid` when it takes `layer_windows`,
+    `page_tables` when its cache has the three calls of page tables for kernels)."""
+    return frozenset(module_capabilities(module))

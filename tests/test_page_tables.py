@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from oracle import ModelKVCache
-from tests import harness
+from tests import harness, skips
 from tests.assertions import assert_equal
 from tests.kernel_pages import assert_page_tables, page_sizes
 from tests.programs import both, refused, run
@@ -192,6 +192,8 @@ def test_bad_input_changes_nothing(call: str, args: tuple[Any, ...], error: type
     for layer in (0, 1):
         grow(p, 0, layer, 6, layer)
     cache, model = p
+    if harness.is_wire() and error is not TypeError and not has_wire_form(args):
+        pytest.skip(skips.PYTHON_SURFACE)  # a driver gets integers only: the client refuses the call first (TypeError)
     before = harness.snapshot(cache, model.live(), model.n_layers)
     refused(p, error, call, *args)
     assert_equal("every observable after the refused call", harness.snapshot(cache, model.live(), model.n_layers), before, f"{call}{args!r}")
@@ -204,7 +206,13 @@ def test_a_closed_cache_refuses_every_export() -> None:
     run(p, "add_seq", 0)
     run(p, "close")
     for call, args in (("page_table", ([0], 0)), ("page_table", ("x", 9, 0)), ("slot_mapping", (0, 0, 0, 0)), ("kv_pages", (0,)), ("kv_pages", (5, 3))):
-        refused(p, ValueError, call, *args)
+        if has_wire_form(args) or not harness.is_wire():  # a driver is never sent 'x': the client refuses it first
+            refused(p, ValueError, call, *args)
+
+
+def has_wire_form(args: tuple[Any, ...]) -> bool:
+    """Whether a driver can be sent these arguments: integers, and lists of integers (a batch's ids)."""
+    return all(type(a) is int or (isinstance(a, list) and all(type(x) is int for x in a)) for a in args)
 
 
 def test_exports_are_new_arrays() -> None:

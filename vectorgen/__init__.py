@@ -12,7 +12,8 @@ One idea a module:
   (a fork of a 64-bit id, then a free, writes and gathers), `random_sessions`, `prefix` (prefix
   caching), `window` (the sliding window, with prefix caching too), `hybrid` (hybrid models: a vector a rule of
   CONTRACT.md's section), `float16` (NaN payloads,
-  infinities, subnormals, -0.0 kept bit for bit), `geometry` (the geometries real engines run);
+  infinities, subnormals, -0.0 kept bit for bit), `geometry` (the geometries real engines run), `page_tables`
+  (the page tables a kernel reads: `page_table`, `slot_mapping`, `kv_pages`);
 - `corpus`: every family's vectors as files (one per profile value the answers depend on) and
   NOTES.md;
 - `cli`: writing the corpus into a folder, or checking that the folder holds it.

@@ -23,9 +23,12 @@ FLAGS: dict[str, str] = {
     "prefix-caching": "CONTRACT.md's prefix caching (opt-in): hits, keys, release and eviction order, stats; needs the capability",
     "sliding-window": "CONTRACT.md's sliding window (opt-in): gather returns the window, blocks out of every layer's window released (-1 in the table), with prefix caching too; needs the capability",
     "hybrid": "CONTRACT.md's hybrid models (opt-in): layers of several windows in one cache, a table per group (`block_table C S LAYER`) on one pool, one capacity check, release per group, free group by group, hits every group can serve; needs the capability",
+    "page-tables": "CONTRACT.md's page tables for kernels (opt-in): `page_table`'s indptr, indices and last_page_len for pages of P dividing B, `slot_mapping`, `kv_pages` read by FIRST/COUNT; at the lengths where they go wrong, after forks, copies on write, window releases and prefix hits, per hybrid group, at the decode order's boundary; needs the capability",
     "engine-geometry": "the geometries real engines run: B = 8, 16 or 32, L >= 4 (SmolLM2's L = 30, H = 3, D = 64, B = 16), up to 8 heads and D = 128, windows of up to 4,096 positions that release blocks; few positions with data, so the files stay small",
     "float16-bits": "float16 values only float16 input carries, kept bit for bit: signalling and quiet NaNs with payloads of both signs, +-inf, subnormals, -0.0",
 }
 
 # The flags of an optional part of the contract, with the capability a vector of it requires (`# requires:`).
-NEEDS: dict[str, str] = {"prefix-caching": "prefix_caching", "sliding-window": "sliding_window", "hybrid": "hybrid"}
+NEEDS: dict[str, str] = {
+    "prefix-caching": "prefix_caching", "sliding-window": "sliding_window", "hybrid": "hybrid", "page-tables": "page_tables",
+}

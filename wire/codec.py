@@ -99,6 +99,11 @@ NEW_OPTIONS = tuple(CAPABILITY)
 NEW_FORM = "new N B L H D [prefix_caching] [sliding_window=W] [layer_windows=X,...]"
 FULL_ATTENTION = "none"  # a full-attention layer's entry in layer_windows=
 
+# The page tables a kernel reads (docs/PROTOCOL.md, CONTRACT.md "Page tables for kernels"): no option of `new`,
+# three verbs that a driver answers when it announces the capability (a Python module: its cache has the methods).
+PAGE_TABLES = "page_tables"
+PAGE_TABLE_VERBS = ("page_table", "slot_mapping", "kv_pages")
+
 
 def parse_new_options(words: Sequence[str]) -> dict[str, Any]:
     """The constructor's keyword arguments that `new`'s option words spell (in any order, each at most once);
@@ -187,6 +192,34 @@ def wire_chunk(x: Any, what: str) -> NDArray[np.float16]:
         return arr.astype(np.float16)
 
 
+def pool_pages(num_blocks: int, block_size: int, page_size: object) -> int:
+    """The pages of a pool of N blocks of B slots cut into pages of P; 0 for a P that does not divide B (the
+    request then asks for no page, and the driver refuses P)."""
+    if isinstance(page_size, bool) or not isinstance(page_size, (int, np.integer)) or page_size < 1 or block_size % page_size:
+        return 0
+    return int(num_blocks) * (int(block_size) // int(page_size))
+
+
+PAGE_CALL_PARAMETERS = {"page_table": ("seq_ids", "layer", "page_size"), "kv_pages": ("layer", "page_size")}
+
+
+def page_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], sizes: tuple[int, int]) -> tuple[Any, ...]:
+    """The wire arguments of a page-table call on a cache of (num_blocks, block_size), its defaults filled in:
+    `page_table(seq_ids, layer, page_size=None)` sends B for None; `kv_pages(layer, page_size=None)` asks for
+    every page (FIRST 0, COUNT the pool's pages). `slot_mapping`'s arguments as they are."""
+    if name not in PAGE_CALL_PARAMETERS:
+        return (*args, *kwargs.values())
+    params = PAGE_CALL_PARAMETERS[name]
+    bound = {"page_size": None, **dict(zip(params, args)), **kwargs}
+    if len(args) > len(params) or set(bound) != set(params):
+        raise TypeError(f"{name}() takes {', '.join(params)}, got {len(args)} arguments and {sorted(kwargs)}")
+    num_blocks, block_size = sizes
+    page_size = block_size if bound["page_size"] is None else bound["page_size"]
+    if name == "page_table":
+        return bound["seq_ids"], bound["layer"], page_size
+    return bound["layer"], page_size, 0, pool_pages(num_blocks, block_size, page_size)
+
+
 def call_fields(name: str, *args: Any) -> list[str]:
     """The fields after the handle of the request for the Python call `name(*args)` (defaults filled in).
 
@@ -213,4 +246,10 @@ def call_fields(name: str, *args: Any) -> list[str]:
         return fields
     if name == "fork":
         return [str(wire_int(args[0], "parent")), str(wire_int(args[1], "child"))]
+    if name == "page_table":  # (seq_ids, layer, page_size): `page_call` filled in the default
+        ints = [str(wire_int(args[1], "layer")), str(wire_int(args[2], "page_size"))]
+        return [*ints, format_list(wire_int(s, "seq_id") for s in args[0])]
+    if name in ("slot_mapping", "kv_pages"):  # (seq_id, layer, start, count), (layer, page_size, first, count)
+        names = ("seq_id", "layer", "start", "count") if name == "slot_mapping" else ("layer", "page_size", "first", "count")
+        return [str(wire_int(a, what)) for a, what in zip(args, names, strict=True)]
     raise ValueError(f"no request for {name}")

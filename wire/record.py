@@ -12,16 +12,20 @@ from __future__ import annotations
 
 from itertools import count
 from types import SimpleNamespace
+from collections.abc import Iterator
 from typing import Any
 
 from oracle.as_impl import under
 from oracle.profile import Profile
 
-from .codec import call_fields, new_fields
+from .codec import PAGE_TABLE_VERBS, call_fields, new_fields, page_call
 from .server import Dispatcher
 from .transcript import OWN_HANDSHAKE, Transcript
 
-CALLS = ("add_seq", "extend", "fork", "append", "gather", "seq_len", "block_table", "free", "stats", "num_free_blocks", "close")
+CALLS = (
+    "add_seq", "extend", "fork", "append", "gather", "seq_len", "block_table", "free", "stats", "num_free_blocks", "close",
+    *PAGE_TABLE_VERBS,
+)
 
 
 class Recorder:
@@ -108,6 +112,7 @@ def recording_class(inner: Any, recorder: Recorder) -> type:
     class Recorded:
         def __init__(self, *sizes: Any, prefix_caching: Any = False, sliding_window: Any = None, layer_windows: Any = None) -> None:
             self._key = next(recorder.keys)
+            self._sizes = sizes[:2]  # N and B: a page-table call's defaults on the wire (`page_call`)
             kwargs: dict[str, Any] = {"prefix_caching": prefix_caching} if prefix_caching is not False else {}
             if sliding_window is not None:
                 kwargs["sliding_window"] = sliding_window
@@ -135,9 +140,18 @@ def recording_class(inner: Any, recorder: Recorder) -> type:
             return getattr(self._inner, name)
 
     def method(name: str) -> Any:
-        def call(self: Any, *args: Any) -> Any:
-            recorder.log(self._key, name, args)
-            return getattr(self._inner, name)(*args)
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if name == "page_table" and args and isinstance(args[0], Iterator):  # read once: for the request and the call
+                args = (list(args[0]), *args[1:])
+            try:
+                wire_args = page_call(name, args, kwargs, self._sizes) if name in PAGE_TABLE_VERBS else args
+            except TypeError:  # arguments the call itself refuses: no request (the call raises below)
+                wire_args = None
+            if wire_args is None:
+                recorder.calls.append(f"a Python call with no wire form (not sent): {name}{args!r}"[:300])
+            else:
+                recorder.log(self._key, name, wire_args)
+            return getattr(self._inner, name)(*args, **kwargs)
 
         call.__name__ = name
         return call

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .codec import ProtocolError, call_fields, new_fields, parse_int, parse_list, parse_payload, parse_stats
+from .codec import ProtocolError, call_fields, new_fields, page_call, parse_int, parse_list, parse_payload, parse_stats
 from .process import DEFAULT_TIMEOUT, ERRORS, DriverError, DriverProcess, OutOfBlocks
 
 
@@ -78,6 +78,7 @@ class RemoteKVCache:
         sizes = (num_blocks, block_size, n_layers, n_kv_heads, d_head)
         fields = new_fields(sizes, prefix_caching, sliding_window, layer_windows)
         self.n_kv_heads, self.d_head = int(fields[3]), int(fields[4])
+        self._sizes = int(fields[0]), int(fields[1])  # N and B: what a page-table call's defaults need
         self._driver = self.impl.driver()
         (handle,) = self._driver.call("new " + " ".join(fields), self.impl)
         self._handle = parse_int(handle, "handle")
@@ -160,6 +161,31 @@ class RemoteKVCache:
         """The table of the layer's group; without a layer, `block_table C S` (a request any driver takes)."""
         (ids,) = self._call("block_table", seq_id) if layer is None else self._call("block_table", seq_id, layer)
         return np.array(parse_list(ids, "block id"), dtype=np.int32)
+
+    def page_table(
+        self, seq_ids: Iterable[int], layer: int, page_size: int | None = None
+    ) -> tuple[NDArray[np.int32], NDArray[np.int32], NDArray[np.int32]]:
+        """(indptr, indices, last_page_len); `page_table C LAYER P IDS`, P = B for None."""
+        fields = self._call("page_table", *page_call("page_table", (seq_ids, layer, page_size), {}, self._sizes))
+        if len(fields) != 3:
+            raise DriverError(f"driver answered page_table with {len(fields)} fields, not 3 (INDPTR INDICES LASTLENS)")
+        try:
+            indptr, indices, last = (np.array(parse_list(f, "page table entry"), dtype=np.int32) for f in fields)
+        except ProtocolError as exc:
+            raise DriverError(f"driver answered page_table with a field that does not parse: {exc}") from None
+        return indptr, indices, last
+
+    def slot_mapping(self, seq_id: int, layer: int, start: int, count: int) -> NDArray[np.int64]:
+        (slots,) = self._call("slot_mapping", seq_id, layer, start, count)
+        return np.array(parse_list(slots, "slot"), dtype=np.int64)
+
+    def kv_pages(self, layer: int, page_size: int | None = None) -> tuple[NDArray[np.float16], NDArray[np.float16]]:
+        """K and V pools [pages, H, P, D] (HND): `kv_pages C LAYER P 0 PAGES`, every page; each decoded into memory
+        of its own (a copy, not a view: a driver's pool is in another process)."""
+        args = page_call("kv_pages", (layer, page_size), {}, self._sizes)
+        k_hex, v_hex = self._call("kv_pages", *args)
+        shape = (args[3], self.n_kv_heads, args[1], self.d_head)
+        return parse_payload(k_hex, shape), parse_payload(v_hex, shape)
 
     def free(self, seq_id: int) -> None:
         self._call("free", seq_id)

@@ -95,7 +95,8 @@ class Session:
         other = written_for_another(transcript, profile)
         if other:
             return None, other
-        self.send_ahead(transcript)
+        if profile.exact_ids or not any(request.startswith("kv_pages ") for request, _ in transcript.steps):
+            self.send_ahead(transcript)  # (renamed, a kv_pages is asked for at the port's pages: sent as it comes)
         return replay(transcript, self.send, exact_ids=profile.exact_ids), None
 
     def close(self) -> None:

@@ -20,6 +20,8 @@ from .codec import (
     CAPABILITY,
     NEW_FORM,
     NEW_OPTIONS,
+    PAGE_TABLE_VERBS,
+    PAGE_TABLES,
     VERSION,
     ProtocolError,
     format_list,
@@ -35,12 +37,16 @@ from .codec import (
 
 def capabilities(module: ModuleType) -> list[str]:
     """What the implementation offers beyond the base contract: the capability of each option of `new` that its
-    constructor takes as a keyword (`prefix_caching`, `sliding_window`; `hybrid` for `layer_windows`)."""
+    constructor takes as a keyword (`prefix_caching`, `sliding_window`; `hybrid` for `layer_windows`), and
+    `page_tables` when its cache has the three calls of page tables for kernels (CONTRACT.md)."""
     try:
         params = inspect.signature(module.PagedKVCache).parameters
     except (TypeError, ValueError):
         return []
-    return [CAPABILITY[option] for option in NEW_OPTIONS if option in params]
+    cls = inspect.unwrap(module.PagedKVCache)  # a class, or a factory that wraps one (oracle.as_impl.under)
+    tables = all(callable(getattr(cls, name, None)) for name in PAGE_TABLE_VERBS)
+    pages = [PAGE_TABLES] if tables else []
+    return [CAPABILITY[option] for option in NEW_OPTIONS if option in params] + pages
 
 
 def profile_words(module: ModuleType) -> list[str]:
@@ -187,6 +193,35 @@ class Dispatcher:
             table = cache.block_table(parse_int(args[0], "sequence"))
         return f"ok {format_list(table.tolist())}"
 
+    def page_table(self, cache: Any, args: list[str]) -> str:
+        self.need(PAGE_TABLES, "page_table")
+        expect(args, 3, "page_table C LAYER P IDS")
+        layer, page_size = parse_int(args[0], "layer"), parse_int(args[1], "page size")
+        arrays = cache.page_table(parse_list(args[2], "sequence"), layer, page_size)
+        return "ok " + " ".join(format_list(np.asarray(a).tolist()) for a in arrays)
+
+    def slot_mapping(self, cache: Any, args: list[str]) -> str:
+        self.need(PAGE_TABLES, "slot_mapping")
+        expect(args, 4, "slot_mapping C S LAYER START COUNT")
+        seq, layer, start, count = (parse_int(a, what) for a, what in zip(args, ("sequence", "layer", "start", "count")))
+        return f"ok {format_list(np.asarray(cache.slot_mapping(seq, layer, start, count)).tolist())}"
+
+    def kv_pages(self, cache: Any, args: list[str]) -> str:
+        """Pages FIRST .. FIRST+COUNT-1 of the layer's K and V pool in HND; a range outside the pool is the
+        cache's ValueError (invalid_argument), after the call's own checks."""
+        self.need(PAGE_TABLES, "kv_pages")
+        expect(args, 4, "kv_pages C LAYER P FIRST COUNT")
+        layer, page_size, first, count = (parse_int(a, what) for a, what in zip(args, ("layer", "page size", "first", "count")))
+        k, v = cache.kv_pages(layer, page_size)
+        pages = len(k)
+        if first < 0 or count < 0 or first + count > pages:
+            raise ValueError(f"pages {first} .. {first + count - 1} are not pages of the pool, 0 .. {pages - 1}")
+        return f"ok {format_payload(np.asarray(k[first : first + count]))} {format_payload(np.asarray(v[first : first + count]))}"
+
+    def need(self, capability: str, verb: str) -> None:
+        if capability not in self.caps:
+            raise ProtocolError(f"{verb} needs the {capability} capability")
+
     def free(self, cache: Any, args: list[str]) -> str:
         expect(args, 1, "free C S")
         cache.free(parse_int(args[0], "sequence"))
@@ -213,6 +248,9 @@ class Dispatcher:
         "gather": gather,
         "seq_len": seq_len,
         "block_table": block_table,
+        "page_table": page_table,
+        "slot_mapping": slot_mapping,
+        "kv_pages": kv_pages,
         "free": free,
         "stats": stats,
         "num_free_blocks": num_free_blocks,

@@ -19,8 +19,9 @@ from typing import Callable
 
 from oracle.profile import OPTIONS, Profile, hint
 from oracle.id_renaming import BlockNames, outside_pool
+from oracle.model import RELEASED
 
-from .codec import ProtocolError, parse_int, parse_list, parse_payload
+from .codec import EMPTY, ProtocolError, parse_int, parse_list, parse_payload
 from .diff import array_difference, list_difference, shorten
 from .server import Dispatcher
 
@@ -194,6 +195,58 @@ def table_difference(want: str, got: str, num_blocks: int, names: BlockNames | N
     return f"{named('block_table', differs)} ({hint(Profile())})" if differs else f"response={shorten(got)!r}, but should be {shorten(want)!r}"
 
 
+def pages_difference(request: str, want: str, got: str, block_size: int, names: BlockNames) -> str | None:
+    """None when a page_table or slot_mapping answer matches under allocation=any; else what differs. Block ids
+    are names there: each page (`b * (B / P) + j`) or slot (`b * B + offset`) must be the oracle's with its block
+    b up to the renaming `names` and its place j or offset in the block exact; indptr, last_page_len and -1 (a
+    released slot) exact. Any other answer by the protocol's rule."""
+    verb, *fields = request.split(" ")
+    w, g = want.split(" "), got.split(" ")
+    if w[0] != "ok" or g[0] != "ok" or len(w) != len(g):
+        return None if matches(want, got) else f"response={shorten(got)!r}, but should be {shorten(want)!r}"
+    try:
+        if verb == "page_table":
+            for i, name in ((1, "indptr"), (3, "last_page_len")):
+                if g[i] != w[i]:
+                    return f"{name}={shorten(g[i])}, but should be {shorten(w[i])} [{shorten(request)}]"
+            per_block, what, ids, expected = block_size // parse_int(fields[2]), "page_table indices", g[2], w[2]
+        else:
+            per_block, what, ids, expected = block_size, "slot_mapping", g[1], w[1]
+        got_ids, want_ids = parse_list(ids), parse_list(expected)
+    except (ProtocolError, ZeroDivisionError) as exc:
+        return f"response does not parse ({exc}): {shorten(got)!r}"
+    if len(got_ids) != len(want_ids):
+        return f"{what} length={len(got_ids)}, but should be {len(want_ids)} [{shorten(request)}]"
+    for i, (port, oracle) in enumerate(zip(got_ids, want_ids)):
+        if RELEASED not in (port, oracle) and port % per_block != oracle % per_block:
+            return f"{what}[{i}] % {per_block}={port % per_block}, but should be {oracle % per_block} (its place in its block) [{shorten(request)}]"
+    blocks = [[x if x == RELEASED else x // per_block for x in xs] for xs in (got_ids, want_ids)]
+    return names.check(f"{what}' blocks", *blocks)
+
+
+def renamed_pages(request: str, block_size: int, names: BlockNames, send: Callable[[str], str]) -> str:
+    """The answer to `kv_pages C LAYER P FIRST COUNT` under allocation=any, where the transcript's pages are the
+    oracle's: each page asked for at the port's page of the block its oracle block is bound to (one request a
+    page), the answers joined as one. An `err unbound ...` answer when a page's block is bound to none yet (the
+    transcript reads a page before any answer named its block)."""
+    _, handle, layer, size, first, count = request.split(" ")
+    per_block = block_size // int(size)
+    ks, vs = [], []
+    for page in range(int(first), int(first) + int(count)):
+        port = names._port_of.get(page // per_block)  # noqa: SLF001 - the renaming's one lookup from the oracle's side
+        if port is None:
+            return f"err unbound page {page} is of oracle block {page // per_block}, which no answer before named"
+        answer = send(f"kv_pages {handle} {layer} {size} {port * per_block + page % per_block} 1").split(" ")
+        if answer[0] != "ok" or len(answer) != 3:
+            return " ".join(answer)
+        ks.append(answer[1])
+        vs.append(answer[2])
+    return f"ok {''.join(ks) or EMPTY} {''.join(vs) or EMPTY}"
+
+
+PAGE_VERBS_RENAMED = frozenset({"page_table", "slot_mapping"})  # answers that name blocks, besides block_table
+
+
 def named(what: str, differs: str) -> str:
     """`what` before a difference: `block_table[1]=5, ...`, or `block_table length=2, ...`."""
     return f"{what}{differs}" if differs.startswith("[") else f"{what} {differs}"
@@ -253,18 +306,28 @@ def replay(transcript: Transcript, send: Callable[[str], str], exact_ids: bool =
     """
     geometry: dict[str, tuple[int, int]] = {}  # handle -> (H, D), to explain gathers
     pools: dict[str, int] = {}  # handle -> N, the pool its block ids are in
+    sizes: dict[str, int] = {}  # handle -> B, to read pages and slots as (block, place in it)
     names: dict[str, BlockNames] = {}  # handle -> the renaming of its block ids (allocation=any)
     for step, (request, want) in enumerate(transcript.steps, 1):
-        got = send(request)
         fields = request.split(" ")
+        renaming = names.get(fields[1]) if len(fields) > 1 else None
+        if fields[0] == "kv_pages" and renaming is not None and want.startswith("ok ") and len(fields) == 6:
+            got = renamed_pages(request, sizes[fields[1]], renaming, send)
+        else:
+            got = send(request)
         if fields[0] == "new" and want.startswith("ok "):
-            sizes = fields[1:6]
+            numbers = fields[1:6]
             handle = want.split(" ")[1]
-            geometry[handle], pools[handle] = (int(sizes[3]), int(sizes[4])), int(sizes[0])
+            geometry[handle], pools[handle] = (int(numbers[3]), int(numbers[4])), int(numbers[0])
+            sizes[handle] = int(numbers[1])
             if not exact_ids:
                 names[handle] = BlockNames(pools[handle])
         if fields[0] == "block_table" and want.startswith("ok") and len(fields) > 1 and fields[1] in pools:
             why = table_difference(want, got, pools[fields[1]], names.get(fields[1]))
+            if why is not None:
+                return Mismatch(step, request, want, got, why)
+        elif fields[0] in PAGE_VERBS_RENAMED and renaming is not None:
+            why = pages_difference(request, want, got, sizes[fields[1]], renaming)
             if why is not None:
                 return Mismatch(step, request, want, got, why)
         elif not matches(want, got, request):

@@ -55,7 +55,7 @@ def test_fields_by_hand() -> None:
 def test_the_server_answers_by_kind() -> None:
     d = Dispatcher(oracle.as_impl, "oracle")
     assert d.handle("new 4 2 1 1 1")[0].startswith("err protocol"), "hello comes first"
-    assert d.handle("hello 1")[0] == "ok 1 oracle prefix_caching sliding_window hybrid"
+    assert d.handle("hello 1")[0] == "ok 1 oracle prefix_caching sliding_window hybrid page_tables"
     answers = [d.handle(line)[0] for line in (
         "new 1 1 1 1 1", "add_seq 0 3", "append 0 3 0 1,1,1 1,1,1 3c00 3c00", "append 0 3 0 1,1,1 1,1,1 3c00 3c00",
         "gather 0 9 0", "fork 0 3 3", "new 0 1 1 1 1", "stats 7", "frobnicate 0", "append 0 3 0 1,1,1 1,1,1 3c 3c00",
@@ -234,7 +234,7 @@ def test_the_client_sends_the_window_and_reads_released_entries(tmp_path: Path) 
     )
     plain = ExecImpl(f"exec:env PYTHONPATH={tmp_path} {sys.executable} -m wire.driver --impl no_window")
     try:
-        assert plain.capabilities == frozenset({"prefix_caching"})
+        assert plain.capabilities == frozenset({"prefix_caching", "page_tables"})
         with pytest.raises(DriverError, match="err protocol this driver does not announce sliding_window"):
             plain.PagedKVCache(4, 2, 1, 1, 1, sliding_window=3)
         assert plain.PagedKVCache(4, 2, 1, 1, 1).stats()["free"] == 4, "the session goes on"

@@ -23,6 +23,13 @@ freed last group first (r50), the hit of group 0 only (r51), a capacity check pe
 release in the full-attention group (r53), the groups' hits cut once to the shortest instead of the
 fixed point (r54), and, s65..s67 transposed, a key of group 0 serving every group (r55), a fork that
 holds group 0's blocks only (r56), block_table answering group 0's table whatever the layer (r57).
+r58..r68 are the page tables a kernel reads (CONTRACT.md, "Page tables for kernels"): last_page_len = len % P
+(r58), the page count from the table's length (r59) or the longest layer (r60), indptr exclusive by one (r61),
+a released entry left in indices as -1 (r62), kv_pages' NHD rows read as HND (r63), group 0's table for every
+layer (r64), kernel pages numbered b + j * N (r65), the slot mapping from 0 instead of the start (r66), a
+released slot of -1 wrapped to the pool's last slot (r67), a stale id after copy on write (r68). Their
+`caught_by` is `page`: `-k page` selects the page-table tests and the page-tables-* vectors (and, by name, the
+tests of `paged`).
 Their `caught_by` is `hybrid`: `-k hybrid` selects test_hybrid.py.
 
 Every one of the thirteen pitfalls applies to the port, so none is skipped. Two are transposed

@@ -29,7 +29,8 @@
 //! ([`crate::groups::common_hit`]), and the order `free` lets go of the groups' tables (group 0 first).
 //!
 //! The memory (the K and V pools, their layout, the copy on write) is `Pool` (pool.rs); the errors
-//! are `CacheError` (error.rs); the unit tests are in cache/tests.rs.
+//! are `CacheError` (error.rs); the page tables a kernel reads are cache/pages.rs; the unit tests are in
+//! cache/tests.rs.
 
 use std::collections::HashMap;
 
@@ -508,6 +509,9 @@ fn register(
         index.register(node, held(table, i));
     }
 }
+
+mod pages;
+pub use pages::PageTable;
 
 #[cfg(test)]
 mod tests;

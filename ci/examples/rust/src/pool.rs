@@ -154,6 +154,27 @@ impl Pool {
         }
         Gathered { len, k, v }
     }
+
+    /// Pages `first` .. `first + count - 1` of `layer`'s K and V, pages of `p` positions, each array
+    /// `[count, H, p, D]` (HND, a kernel's layout): page g is slots (g % r) * p .. of block g / r, r = B / p.
+    /// A copy: rows here are `[B][H][D]` a block (NHD), so a page's head is not contiguous.
+    pub(crate) fn pages_hnd(&self, layer: usize, p: usize, first: usize, count: usize) -> (Vec<u16>, Vec<u16>) {
+        let (heads, d, per_block) = (self.n_kv_heads, self.d_head, self.block_size / p);
+        let mut k = vec![0u16; count * heads * p * d];
+        let mut v = vec![0u16; count * heads * p * d];
+        for (i, page) in (first..first + count).enumerate() {
+            let block = (page / per_block) as BlockId;
+            for slot in 0..p {
+                let row = self.row(block, page % per_block * p + slot);
+                for h in 0..heads {
+                    let (src, dst) = (self.offset(layer, row, h), ((i * heads + h) * p + slot) * d);
+                    k[dst..dst + d].copy_from_slice(&self.k[src..src + d]);
+                    v[dst..dst + d].copy_from_slice(&self.v[src..src + d]);
+                }
+            }
+        }
+        (k, v)
+    }
 }
 
 /// A block table's entry: a block, or `None` once the sliding window released it (-1 in

@@ -178,12 +178,77 @@ impl Renaming {
             }
         }
     }
+
+    /// The port's block for the oracle's `block` of cache `handle`, if an answer bound it.
+    fn port(&self, handle: i64, block: i64) -> Option<i64> {
+        self.port_of.get(&(handle, block)).copied()
+    }
+
+    /// A `page_table` or `slot_mapping` answer (the fields after `ok`): field `ids` holds pages
+    /// `b * per_block + j` (or slots, per_block = B), each compared as its block b renamed and its place
+    /// j exact (-1, a released slot, on both sides); every other field exactly.
+    fn pages(&mut self, handle: i64, want: &str, have: &str, ids: usize, per_block: i64) -> Result<(), String> {
+        let (want, have): (Vec<&str>, Vec<&str>) = (want.split(' ').collect(), have.split(' ').collect());
+        if want.len() != have.len() || (0..want.len()).any(|i| i != ids && want[i] != have[i]) {
+            return Err("not the expected answer (the fields besides the pages differ)".to_string());
+        }
+        let (Some(want), Some(have)) = (ints(want[ids]), ints(have[ids])) else {
+            return Err("a list of pages that does not parse".to_string());
+        };
+        let split = |xs: &[i64]| -> (Vec<i64>, Vec<i64>) {
+            xs.iter().map(|&x| if x == RELEASED { (RELEASED, 0) } else { (x.div_euclid(per_block), x.rem_euclid(per_block)) }).unzip()
+        };
+        let ((want_blocks, want_places), (have_blocks, have_places)) = (split(&want), split(&have));
+        if let Some(i) = (0..want.len().min(have.len())).find(|&i| want_places[i] != have_places[i] && want[i] != RELEASED && have[i] != RELEASED) {
+            return Err(format!("page {i} is {}, at place {} of its block, expected place {}", have[i], have_places[i], want_places[i]));
+        }
+        self.table(handle, &want_blocks, &have_blocks)
+    }
 }
 
-/// Compare one answer: exactly (PROTOCOL.md's rule), except a `block_table` answer under
-/// renaming. `Err` says why it does not match.
-fn check(step: &Step, got: &str, renaming: Option<&mut Renaming>) -> Result<(), String> {
+/// The answer to `kv_pages C LAYER P FIRST COUNT` under renaming: the transcript's pages are the
+/// oracle's, so each is asked for at the port's page of the block its oracle block is bound to (one
+/// request a page), and the answers joined as one.
+fn renamed_pages(fields: &[&str], block_size: i64, renaming: &Renaming, send: &mut dyn FnMut(&str) -> String) -> String {
+    let [_, c, layer, p, first, count] = fields else { return send(&fields.join(" ")) };
+    let (Ok(handle), Ok(size), Ok(first), Ok(count)) = (c.parse::<i64>(), p.parse::<i64>(), first.parse::<i64>(), count.parse::<i64>()) else {
+        return send(&fields.join(" "));
+    };
+    let per_block = block_size / size;
+    let (mut k, mut v) = (String::new(), String::new());
+    for page in first..first + count {
+        let Some(port) = renaming.port(handle, page / per_block) else {
+            return format!("err unbound page {page} is of the transcript's block {}, which no answer named before", page / per_block);
+        };
+        let answer = send(&format!("kv_pages {c} {layer} {p} {} 1", port * per_block + page % per_block));
+        match answer.split(' ').collect::<Vec<_>>()[..] {
+            ["ok", kh, vh] => {
+                k.push_str(kh);
+                v.push_str(vh);
+            }
+            _ => return answer,
+        }
+    }
+    let or_empty = |s: String| if s.is_empty() { "-".to_string() } else { s };
+    format!("ok {} {}", or_empty(k), or_empty(v))
+}
+
+/// Compare one answer: exactly (PROTOCOL.md's rule), except under renaming a `block_table` answer, and a
+/// `page_table` or `slot_mapping` answer's pages. `Err` says why it does not match.
+fn check(step: &Step, got: &str, mut renaming: Option<&mut Renaming>, sizes: &HashMap<i64, i64>) -> Result<(), String> {
     let fields: Vec<&str> = step.request.split(' ').collect();
+    let answers = (step.expected.split_once(' '), got.split_once(' '));
+    if let (Some(renaming), Some(("ok", want)), Some(("ok", have))) = (renaming.as_deref_mut(), answers.0, answers.1) {
+        let handle = fields.get(1).and_then(|h| h.parse::<i64>().ok());
+        let block_size = handle.and_then(|h| sizes.get(&h).copied());
+        match (&fields[..], handle, block_size) {
+            (["page_table", _, _, p, _], Some(h), Some(bs)) => {
+                return renaming.pages(h, want, have, 1, bs / p.parse::<i64>().map_err(|_| "a page size that does not parse".to_string())?);
+            }
+            (["slot_mapping", ..], Some(h), Some(bs)) => return renaming.pages(h, want, have, 0, bs),
+            _ => {}
+        }
+    }
     let tables = match (renaming, &fields[..], step.expected.split_once(' '), got.split_once(' ')) {
         (Some(renaming), ["block_table", handle, ..], Some(("ok", want)), Some(("ok", have))) => {
             match (handle.parse(), ints(want), ints(have)) {
@@ -237,9 +302,22 @@ fn run(transcript: &Transcript, hello: &str, send: &mut dyn FnMut(&str) -> Strin
         }
     }
     let mut renaming = (profile["allocation"] == "any").then(Renaming::default);
+    let mut sizes: HashMap<i64, i64> = HashMap::new(); // handle -> B, to read pages and slots as blocks
     for step in &transcript.steps {
-        let got = send(&step.request);
-        if let Err(why) = check(step, &got, renaming.as_mut()) {
+        let fields: Vec<&str> = step.request.split(' ').collect();
+        let block_size = fields.get(1).and_then(|h| sizes.get(&h.parse().ok()?).copied());
+        let got = match (&renaming, fields[0], block_size) {
+            (Some(renaming), "kv_pages", Some(bs)) if step.expected.starts_with("ok ") => {
+                renamed_pages(&fields, bs, renaming, send)
+            }
+            _ => send(&step.request),
+        };
+        if let (["new", _, b, ..], Some(("ok", handle))) = (&fields[..], step.expected.split_once(' ')) {
+            if let (Ok(handle), Ok(b)) = (handle.parse(), b.parse()) {
+                sizes.insert(handle, b);
+            }
+        }
+        if let Err(why) = check(step, &got, renaming.as_mut(), &sizes) {
             return Err(format!(
                 "line {}: {why}\n  request:  {}\n  expected: {}\n  got:      {}",
                 step.line,
@@ -439,4 +517,39 @@ fn a_released_line_must_follow_a_response() {
     assert!(parse("> stats 0\n# released 0 1\n< ok\n").is_err());
     assert!(parse("> stats 0\n< ok\n# released 0 x\n").is_err());
     assert_eq!(parse("> free 0 0\n< ok\n# released 0 3,-\n").err().map(|e| e.contains("line 3")), Some(true));
+}
+
+#[test]
+fn page_tables_rename_each_pages_block_and_keep_its_place() {
+    // B = 4 (cache 0), P = 2: oracle pages 2, 3 are block 1's halves, page 0 block 0's first half.
+    let t = "> new 8 4 1 1 1\n< ok 0\n> page_table 0 0 2 0\n< ok 0,3 2,3,0 1\n> slot_mapping 0 0 0 0 2\n< ok 4,-1\n";
+    let tables = "ok 1 port page_tables allocation=any";
+    assert_eq!(scripted(tables, t, &["ok 0", "ok 0,3 10,11,6 1", "ok 20,-1"]), Ok(None), "block 1 is 5 here, block 0 is 3");
+    let report = scripted(tables, t, &["ok 0", "ok 0,3 11,10,6 1", "ok 20,-1"]).unwrap_err();
+    assert!(report.contains("page 0 is 11, at place 1 of its block, expected place 0"), "{report}");
+    let report = scripted(tables, t, &["ok 0", "ok 0,3 10,11,6 1", "ok 12,-1"]).unwrap_err();
+    assert!(report.contains("entry 0 is block 3, but the transcript's block 1 is block 5"), "{report}");
+    let report = scripted(tables, t, &["ok 0", "ok 0,3 10,11,6 1", "ok 20,21"]).unwrap_err();
+    assert!(report.contains("entry 1 is 5, expected -1"), "a slot where the oracle has -1: {report}");
+    assert!(scripted(tables, t, &["ok 0", "ok 0,2 10,11,6 1", "ok 20,-1"]).is_err(), "indptr exact");
+    assert!(scripted(tables, t, &["ok 0", "ok 0,3 10,11,6 2", "ok 20,-1"]).is_err(), "last_page_len exact");
+    assert_eq!(scripted("ok 1 port page_tables", t, &["ok 0", "ok 0,3 2,3,0 1", "ok 4,-1"]), Ok(None), "exact");
+    assert!(scripted("ok 1 port page_tables", t, &["ok 0", "ok 0,3 10,11,6 1", "ok 20,-1"]).is_err());
+}
+
+#[test]
+fn kv_pages_are_asked_for_at_the_ports_pages() {
+    // Oracle block 1 is the port's block 5: its pages 2, 3 (P = 2) are asked for as 10 and 11, one at a time.
+    let t = "> new 8 4 1 1 1\n< ok 0\n> page_table 0 0 2 0\n< ok 0,2 2,3 2\n> kv_pages 0 0 2 2 2\n< ok 3c004000 bc00c000\n";
+    let mut sent = Vec::new();
+    let mut answers = ["ok 0", "ok 0,2 10,11 2", "ok 3c00 bc00", "ok 4000 c000"].into_iter();
+    let mut send = |request: &str| {
+        sent.push(request.to_string());
+        answers.next().expect("an answer per request").to_string()
+    };
+    assert_eq!(run(&parse(t).unwrap(), "ok 1 port page_tables allocation=any", &mut send), Ok(None));
+    assert_eq!(sent[2..], ["kv_pages 0 0 2 10 1", "kv_pages 0 0 2 11 1"]);
+    let unbound = "> new 8 4 1 1 1\n< ok 0\n> kv_pages 0 0 2 2 1\n< ok 3c00 bc00\n";
+    let report = scripted("ok 1 port page_tables allocation=any", unbound, &["ok 0"]).unwrap_err();
+    assert!(report.contains("which no answer named before"), "{report}");
 }
