@@ -38,8 +38,9 @@ from pathlib import Path
 from oracle.profile import ProfileError, declared
 from oracle.profile import parse as parse_profile  # the edge: --profile's text
 
+from testkit.config import Config
+
 from paged_gate import coverage, junit
-from paged_gate.config import Config
 from paged_gate.locate import checkout, scripts_first
 from paged_gate.options import Options, parse
 from paged_gate.plan import steps
@@ -82,7 +83,7 @@ def worker(o: Options, prog: str, channel: Channel) -> int:
         config = replace(Config.from_env(), impl=o.impl)
     except ProfileError as exc:
         return cannot_run(o, f"PAGED_PROFILE: {exc}")
-    target = reach(o.impl, config.hello_seconds)
+    target = reach(config.implementation, config.hello_seconds)  # the implementation, taken apart and reached once, here
     if isinstance(target, str):
         return cannot_run(o, target)
     print(target.line())

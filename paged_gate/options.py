@@ -9,6 +9,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from wire.target import driver
+from wire.target import parse as parse_impl
+
 
 @dataclass
 class Options:
@@ -92,7 +95,7 @@ def anchored(impl: str) -> str:
     """An `exec:` command whose words that name a file here made absolute (the suite starts the driver
     from its own folder), without following symlinks: `VENV/bin/python` stays the venv's interpreter, not
     the base one it links to. A module name, or a folder (`--impl paged` in a checkout), as it is."""
-    if not impl.startswith("exec:"):
+    command = parse_impl(impl).command
+    if command is None:
         return impl
-    words = shlex.split(impl[5:])
-    return "exec:" + shlex.join(os.path.abspath(w) if not w.startswith("-") and Path(w).is_file() else w for w in words)
+    return driver(shlex.join(os.path.abspath(w) if not w.startswith("-") and Path(w).is_file() else w for w in shlex.split(command))).text

@@ -7,7 +7,8 @@ inside a longer name), WHY the reason, for the reader. Blank lines and lines sta
 are comments. A whole file, a class, or a parametrised test without its parameters cannot be listed:
 each would hide every other failure in the tests it names. A listed test that fails with TEXT in its
 message is an expected failure; one that fails another way is a failure, and so is one that passes (strict, as pytest's
-`strict=True`: the entry must go).
+`strict=True`: the entry must go). The suite applies the file (tests/plugins/expected_failures.py); the gate
+counts what it lists (paged_gate/conformance.py): both read it with `parse`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ OBSERVABLE = (
     "TEXT is the part of the failure's message that says what differs, `what=got` (e.g. stats()['free']=, "
     "response='ok 1'), or an exception's type and the start of its message (e.g. DriverError: request 3)"
 )
+LISTED_PASSED = "outcome=passed, but should be the failure"  # how the suite reports a listed test that passed
 _SEPARATOR = re.compile(r"\s+#\s+")
 _TYPED = re.compile(r"[A-Za-z_][\w.]*: \S")  # an exception's type, as failure_message writes it, and its message
 
@@ -83,6 +85,21 @@ def parse(text: str, path: str) -> dict[str, Entry]:
             raise BadEntry(f"{where}: {node} is listed twice (first at {out[node].where})")
         out[node] = Entry(node, expects, why, where)
     return out
+
+
+def read(path: str) -> dict[str, Entry]:
+    """The entries of the xfails file at path; OSError or BadEntry when it cannot be used."""
+    with open(path, encoding="utf-8") as text:
+        return parse(text.read(), path)
+
+
+def listed(path: str | None) -> frozenset[str]:
+    """The tests an xfails file lists; none for no file, or one that cannot be read or parsed (the suite's run
+    refuses such a file with a usage error, before any test)."""
+    try:
+        return frozenset(read(path)) if path else frozenset()
+    except (OSError, BadEntry):
+        return frozenset()
 
 
 def too_wide(entries: dict[str, Entry], collected: Iterable[str]) -> list[str]:
