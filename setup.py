@@ -2,9 +2,9 @@
 `pip install <this repository>` gives a `paged-gate` that runs from any folder.
 
 The configuration is pyproject.toml's; this file only extends build_py. SUITE is what the suite
-needs of the checkout, copied into `paged_gate/_suite/` with the checkout's layout (the tests find
-ci/vectors and the engines' adapters, the package engines, beside tests/; ci/examples holds the
-free-queue example; pytest reads the copied pyproject.toml), where paged_gate.locate finds it. An editable install copies nothing: the checkout is the suite.
+needs of the checkout, copied into `testkit/_suite/` (the part the gate and the suite share) with the checkout's layout (the tests find
+ci/vectors, ci/examples (the free-queue example) and the engines' adapters, the package engines, beside tests/, and pytest reads the copied
+pyproject.toml), where testkit.locate finds it. An editable install copies nothing: the checkout is the suite.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class BuildWithSuite(build_py):
         super().run()
         if getattr(self, "editable_mode", False):
             return
-        target = Path(self.build_lib) / "paged_gate" / "_suite"
+        target = Path(self.build_lib) / "testkit" / "_suite"
         shutil.rmtree(target, ignore_errors=True)
         for name in SUITE:
             source = ROOT / name

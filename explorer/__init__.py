@@ -32,6 +32,7 @@ import importlib
 from typing import Any, Callable, Iterable, Sequence
 
 from oracle.profile import Profile
+from wire.target import Impl, module_parts, parse
 
 from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, HYBRID_GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
@@ -50,12 +51,13 @@ __all__ = [
 ]
 
 
-def port_for(spec: str) -> ModulePort | DriverPort:
-    """`exec:CMD` is a driver (a DriverPort); anything else names a Python module (a ModulePort).
+def port_for(spec: str | Impl) -> ModulePort | DriverPort:
+    """A driver's port (a DriverPort), or a Python module's (a ModulePort), for `spec` (`wire.target.parse`).
     It lives here so that ports.py and driver_port.py need not import each other."""
-    if spec.startswith("exec:"):
-        return DriverPort(spec)
-    return ModulePort(importlib.import_module(spec))
+    impl = parse(spec)
+    if impl.driver:
+        return DriverPort(impl)
+    return ModulePort(importlib.import_module(impl.text))
 
 
 def explore(
@@ -77,7 +79,7 @@ def explore(
 
 
 def run(
-    spec: str,
+    spec: str | Impl,
     depth: int,
     geometries: Iterable[Geometry] = EVERY_GEOMETRY,
     *,
@@ -91,7 +93,7 @@ def run(
     within time_limit seconds per geometry; stop at the first failure."""
     port = port_for(spec)
     try:
-        caps = port.capabilities if not isinstance(port, ModulePort) else _module_caps(port.module)
+        caps = port.capabilities if not isinstance(port, ModulePort) else module_parts(port.module)
         chosen = [g for g in geometries if g.needs <= caps]
         return interleave(port, chosen, depth, tree_depth, profile_or_default(profile), check_tables, time_limit, progress)
     finally:
@@ -102,12 +104,6 @@ def windowed(geometries: Iterable[Geometry], window: int) -> list[Geometry]:
     """The geometries with a sliding window of `window` positions (CONTRACT.md "Sliding window (opt-in)"):
     the same pools and calls, made on caches that release what no layer's window reaches."""
     return [dataclasses.replace(g, sliding_window=window) for g in geometries]
-
-
-def _module_caps(module: Any) -> frozenset[str]:
-    from wire.server import capabilities
-
-    return frozenset(capabilities(module))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,30 +142,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.quiet:
             print(f"  {g}: depth {level.depth}: {level.states:,} states, {level.sequences:,} sequences, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True)
 
-    results = run(args.impl, args.depth, geometries, profile=profile, time_limit=args.time_limit, progress=progress, tree_depth=args.tree_depth)
+    impl = parse(args.impl)  # the edge: --impl's text
+    results = run(impl, args.depth, geometries, profile=profile, time_limit=args.time_limit, progress=progress, tree_depth=args.tree_depth)
     if not results:
         needs = sorted(set().union(*(g.needs for g in geometries)))
         print(f"nothing walked: each geometry chosen needs a capability {args.impl} does not announce (they need {', '.join(needs)})")
         return 2
-    ok, lines = report(results, args.impl, args.transcript_out)
+    ok, lines = report(results, impl, args.transcript_out)
     print(f"walked: {walked(results)}")
     print("\n".join(lines))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(as_json(results, args.impl, args.depth, ok), out, indent=1)
+            json.dump(as_json(results, impl, args.depth, ok), out, indent=1)
     sys.stdout.flush()
     return 0 if ok else 1
 
 
-def as_json(results: Sequence[Result], impl: str, depth: int, ok: bool) -> dict[str, Any]:
+def as_json(results: Sequence[Result], impl: Impl, depth: int, ok: bool) -> dict[str, Any]:
     """The results as `--json` writes them (mutants/runner.py reads them)."""
-    module_file = ""
-    if not impl.startswith("exec:"):
-        import importlib
-
-        module_file = str(getattr(importlib.import_module(impl), "__file__", ""))
+    module_file = "" if impl.driver else str(getattr(importlib.import_module(impl.text), "__file__", ""))
     return {
-        "impl": impl, "module_file": module_file, "depth": depth, "passed": ok,
+        "impl": impl.text, "module_file": module_file, "depth": depth, "passed": ok,
         "results": [
             {"geometry": str(r.geometry), "name": r.geometry.name, "depth": r.depth, "tree_depth": r.tree_depth, "states": r.states,
              "sequences": r.sequences, "transitions": r.transitions, "seconds": round(r.seconds, 2), "stopped": r.stopped, "note": r.note,

@@ -12,6 +12,7 @@ from oracle.model import ModelKVCache
 from oracle.state import gather_bits, positions
 from wire.process import Batch
 from wire.codec import call_fields, format_stats, new_fields, parse_list
+from wire.target import Impl, parse
 
 from .alphabet import GEOMETRIES, Geometry
 from .observation import CLOSED, Answer, Call, Item, Observation, Outcome, Read, Refusals, group_reads, reads
@@ -24,12 +25,15 @@ class DriverPort:
     with the state's calls replayed into it (always faithful). The requests of a batch are pipelined
     (written together, answered in order), and answers are compared as text."""
 
-    def __init__(self, spec: str, timeout: float = 30.0) -> None:
+    def __init__(self, spec: str | Impl, timeout: float = 30.0) -> None:
         from wire.process import DriverProcess
 
-        self.spec = spec
-        self.process = DriverProcess(spec[len("exec:") :].strip(), timeout)
-        self.name = spec
+        impl = parse(spec)
+        if impl.command is None:
+            raise ValueError(f"not an exec: implementation: {impl.text!r}")
+        self.spec = impl.text
+        self.process = DriverProcess(impl.command, timeout)
+        self.name = impl.text
         self.capabilities = self.process.capabilities
         # Shared by every bound view of this port: the handle the next `new` answers (PROTOCOL.md: 0, 1,
         # 2, ...), and the closes of discarded caches, sent with the next batch.

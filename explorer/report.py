@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from wire.process import DEFAULT_TIMEOUT
 from wire.codec import format_layer_windows
+from wire.target import Impl
 
 from .alphabet import describe
 from .walk import Result
@@ -78,7 +79,7 @@ def shortness(results: Sequence[Result]) -> tuple[str, str]:
             "model state, and a shorter failure may go through another)")
 
 
-def replay_text(transcript: Any, impl: str, profile: Any, timeout: float = DEFAULT_TIMEOUT) -> str:
+def replay_text(transcript: Any, impl: str | Impl, profile: Any, timeout: float = DEFAULT_TIMEOUT) -> str:
     """Replay a transcript against impl under the profile under test (block tables up to a renaming under
     allocation=any): the requests up to the first answer that differs, and how it differs; or that none does."""
     from wire.process import DriverError
@@ -104,7 +105,7 @@ def replay_text(transcript: Any, impl: str, profile: Any, timeout: float = DEFAU
     return "replaying it, the requests up to the first answer that differs:\n" + "\n".join(shown) + f"\n  {mismatch}"
 
 
-def report(results: Sequence[Result], impl: str, transcript_out: str | None, timeout: float = DEFAULT_TIMEOUT) -> tuple[bool, list[str]]:
+def report(results: Sequence[Result], impl: str | Impl, transcript_out: str | None, timeout: float = DEFAULT_TIMEOUT) -> tuple[bool, list[str]]:
     """The verdict's lines: the bounded guarantee on a pass; the failing sequence, its transcript and its
     replay on a failure."""
     lines = summary(results).splitlines()
@@ -119,7 +120,7 @@ def report(results: Sequence[Result], impl: str, transcript_out: str | None, tim
     lines.append(f"  what differs after the last call: {f.what}")
     if f.note:
         lines.append(f"  note: {f.note}")
-    transcript = f.transcript(impl)
+    transcript = f.transcript(str(impl))
     if transcript_out:
         from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""The run's settings (paged_gate/config.py): read once from the environment, and handed to a child
+"""The run's settings (testkit/config.py): read once from the environment, and handed to a child
 process so that it reads back the same Config; the profile resolved once, with where it came from."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from oracle.profile import Profile, parse
-from paged_gate.config import DECLARED, DEFAULT, DEFAULTS, ENV, FLAG, PENDING, Config
+from testkit.config import DECLARED, DEFAULT, DEFAULTS, ENV, FLAG, PENDING, Config
 
 
 def test_an_empty_environment_gives_the_defaults() -> None:

@@ -26,10 +26,11 @@ from tests import harness
 from paged_gate import junit
 from paged_gate.cli import main
 from paged_gate.conformance import Outcomes
-from paged_gate.locate import scripts_first, suite_root, vector_files, vectors_dir
+from paged_gate.locate import scripts_first
+from testkit.locate import suite_root, vector_files, vectors_dir
 from paged_gate.options import parse
 from paged_gate.plan import narrowing, telling_first
-from paged_gate.target import Target
+from wire.target import Target, parse as parse_impl
 from paged_gate.verdict import Case, Scope, Step, certified, not_run, short
 
 pytestmark = pytest.mark.gate
@@ -148,8 +149,8 @@ def test_the_verdict_names_what_it_certified() -> None:
     """PASS names the parts of the contract it checked and those it did not; a narrowed suite is PARTIAL;
     a run of one part certifies that part only."""
     ok, bad = [Step("vectors", True, "")], [Step("vectors", True, ""), Step("conformance", False, "")]
-    module = Target("mine", frozenset({"prefix_caching"}), "", "mine.py")
-    bare_driver = Target("exec:./d", frozenset(), "", "./d")
+    module = Target(parse_impl("mine"), frozenset({"prefix_caching"}), "", "mine.py")
+    bare_driver = Target(parse_impl("exec:./d"), frozenset(), "", "./d")
     assert certified(module, ok, Scope()) == "PASS: base contract, prefix caching, Python surface (not tested: sliding window (not announced); hybrid models (not announced); page tables (not announced))"
     assert certified(bare_driver, ok, Scope()) == (
         "PASS: base contract only (not tested: prefix caching (not announced); sliding window (not announced); hybrid models (not announced); page tables (not announced); "
@@ -163,7 +164,7 @@ def test_the_verdict_names_what_it_certified() -> None:
     assert certified(bare_driver, ok, Scope(only="the conformance vectors")) == (
         "PASS, the conformance vectors only (prefix caching, sliding window, hybrid models, page tables not announced, not tested)"
     )
-    windowed = Target("exec:./w", frozenset({"prefix_caching", "sliding_window"}), "", "./w")
+    windowed = Target(parse_impl("exec:./w"), frozenset({"prefix_caching", "sliding_window"}), "", "./w")
     assert certified(windowed, ok, Scope()) == (
         "PASS: base contract, prefix caching, sliding window (not tested: hybrid models (not announced); page tables (not announced); Python surface (a driver has none))"
     )

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from paged_gate.locate import vector_files
+from testkit.locate import vector_files
 from wire.transcript import read_header
 
 REPO = Path(__file__).resolve().parent.parent

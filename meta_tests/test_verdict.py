@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests import harness
-from paged_gate.target import Target
+from wire.target import Target, parse as parse_impl
 from paged_gate.verdict import Scope, Step, certified
 from meta_tests.test_gate import gate, verdict
 
@@ -88,7 +88,7 @@ def test_the_suites_driver_sessions_announce_what_the_first_did(tmp_path: Path) 
 def test_a_step_with_no_vector_of_a_part_does_not_silence_it() -> None:
     """A vectors step that offers no vector of a part (a corpus without the hybrid family, as before it) does not
     silence it: the suite's hybrid tests alone claim it; a suite whose hybrid tests did not pass does not."""
-    hybrid = Target("mine", frozenset({"prefix_caching", "sliding_window", "hybrid"}), "", "mine.py")
+    hybrid = Target(parse_impl("mine"), frozenset({"prefix_caching", "sliding_window", "hybrid"}), "", "mine.py")
     both = frozenset({"prefix_caching", "sliding_window"})
     vectors = Step("vectors", True, "", exercised=both, offered=both)
     ran = [vectors, Step("conformance", True, "", exercised=both | {"hybrid"})]
@@ -103,7 +103,7 @@ def test_a_step_with_no_vector_of_a_part_does_not_silence_it() -> None:
 def test_a_driver_announcing_hybrid_is_claimed_only_when_its_vectors_and_tests_passed() -> None:
     """Through a driver that announces `hybrid` (python -m wire.driver): hybrid models are claimed when the
     hybrid vectors and tests ran and passed; hybrid vectors offered but none passed leave them not tested."""
-    driver = Target("exec:./d", frozenset({"prefix_caching", "sliding_window", "hybrid"}), "", "./d")
+    driver = Target(parse_impl("exec:./d"), frozenset({"prefix_caching", "sliding_window", "hybrid"}), "", "./d")
     every = frozenset({"prefix_caching", "sliding_window", "hybrid"})
     ran = [Step("vectors", True, "", exercised=every, offered=every), Step("conformance", True, "", exercised=every)]
     assert certified(driver, ran, Scope()) == (
@@ -117,7 +117,7 @@ def test_a_driver_announcing_hybrid_is_claimed_only_when_its_vectors_and_tests_p
 
 
 def test_the_headline_claims_a_part_only_when_its_vectors_and_tests_passed() -> None:
-    windowed = Target("exec:./w", frozenset({"prefix_caching", "sliding_window"}), "", "./w")
+    windowed = Target(parse_impl("exec:./w"), frozenset({"prefix_caching", "sliding_window"}), "", "./w")
     both = frozenset({"prefix_caching", "sliding_window"})
     ran = [Step("vectors", True, "", exercised=both), Step("conformance", True, "", exercised=both)]
     assert certified(windowed, ran, Scope()) == (

@@ -1,4 +1,4 @@
-"""The suite's --xfails (tests/xfails.py, tests/plugins/expected_failures.py): an entry is one test and the failure it expects.
+"""The suite's --xfails (testkit/xfails.py, tests/plugins/expected_failures.py): an entry is one test and the failure it expects.
 
 Parsing refuses a file, a class, a line without its expected failure or reason, a test listed twice,
 and (when the tests are collected) a parametrised test without its parameters. Run as a command on a
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests import harness
-from tests import xfails
+from testkit import xfails
 
 if sys.version_info < (3, 11):
     from exceptiongroup import ExceptionGroup  # Hypothesis's dependency before 3.11

@@ -46,7 +46,7 @@ from pathlib import Path
 
 from oracle.profile import ProfileError
 from oracle.profile import parse as parse_profile  # the edge: --profile's text
-from paged_gate.config import GIVEN, Config
+from testkit.config import GIVEN, Config
 
 from . import Mutant, StaleMutant, all_mutants, apply_mutant
 from .pytest_run import Guard, PytestRun, count_tests, run_pytest, run_with_timeout, tail, verdict

@@ -11,6 +11,7 @@
     paged-gate --impl ... --all-failures        # every step and every test, not only up to the first failure
     paged-gate --impl ... --junit-xml PATH      # every test as JUnit XML, for a CI system
     paged-gate --impl ... --coverage            # ... and what each state machine's examples reached
+    paged-gate --impl ... --require hybrid      # FAIL, naming it, unless the implementation announces each capability
     paged-gate --mutmut                         # ... and the mutmut score (ci/mutation; a checkout only; slow)
 
 The whole gate runs the cheapest steps first (the vectors, the explorer to a small depth, the suite)
@@ -38,8 +39,9 @@ from pathlib import Path
 from oracle.profile import ProfileError, declared
 from oracle.profile import parse as parse_profile  # the edge: --profile's text
 
+from testkit.config import Config
+
 from paged_gate import coverage, junit
-from paged_gate.config import Config
 from paged_gate.locate import checkout, scripts_first
 from paged_gate.options import Options, parse
 from paged_gate.plan import steps
@@ -82,10 +84,13 @@ def worker(o: Options, prog: str, channel: Channel) -> int:
         config = replace(Config.from_env(), impl=o.impl)
     except ProfileError as exc:
         return cannot_run(o, f"PAGED_PROFILE: {exc}")
-    target = reach(o.impl, config.hello_seconds)
+    target = reach(config.implementation, config.hello_seconds)  # the implementation, taken apart and reached once, here
     if isinstance(target, str):
         return cannot_run(o, target)
     print(target.line())
+    missing = sorted(o.require - target.capabilities)
+    if missing:  # a CI that requires a part of the contract must not pass a port that stopped announcing it
+        return no_verdict(o, "FAIL", f"--require {', '.join(missing)}: the implementation does not announce {', '.join(missing)}, so it cannot be gated on it")
     if target.driver:
         config = replace(config, announced=target.announced)  # every session of the suite's must announce it too
     try:  # the profile resolved once, here: --profile, else PAGED_PROFILE, else the declared one, else the default

@@ -8,32 +8,31 @@ and at least one test passed: a run that ends early (a test that ends pytest's p
 passes. If something failed,
 the transcript that shows it is found (`evidence`): the exhaustive explorer's shortest failing call
 sequence (within PAGED_EXPLORE_SECONDS, default 30); else a failing state machine's calls, shrunk
-(for at most PAGED_SHRINK_SECONDS, default 20), else the general CacheMachine's; if no machine fails,
-a failing vector's file, else the first failing test's calls.
+(for at most PAGED_SHRINK_SECONDS, default 20), else those of the machine the suite marks `evidence`; if
+no machine fails, a failing vector's file, else the first failing test's calls. What the gate knows of a
+test (a machine, a vector) it reads in the outcomes record (testkit/outcomes.py), never from its id.
 """
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from testkit import outcomes as record_of
+from testkit.config import Config
+from testkit.locate import suite_root, vectors_dir
+from testkit.outcomes import ENGINE_CALLS, MACHINE, NEEDS, SHRINKS, VECTOR
+from testkit.xfails import LISTED_PASSED, listed
 from wire.replay import MISSING_CAPABILITY
-from wire.transcript import read
+from wire.transcript import OTHER_PROFILE, read
 
-from paged_gate.config import Config
 from paged_gate.exhaustive import explored
-from paged_gate.locate import suite_root, vectors_dir
-from paged_gate.transcripts import OTHER_PROFILE, explain, keep
+from paged_gate.transcripts import explain, keep
 from paged_gate.verdict import short
 
 PYTHON_SURFACE = "Python surface"  # the start of the plugin's skip reason for a driver
-MACHINE = "tests/test_stateful.py::TestCacheMachine::runTest"  # the general machine: its failures shrink to a minimal sequence
-ENGINE_CALLS = "engine_calls"  # the plugin's outcomes field: the test's calls into an engine's own code
-NEEDS = "needs"  # the plugin's outcomes field: the capabilities the test needs, comma-separated
-KINDS = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 MEANING = {0: "success", 1: "tests failed", 2: "interrupted or collection error", 3: "pytest internal error", 4: "usage error", 5: "no tests collected"}
 
 
@@ -57,20 +56,22 @@ def pytest(config: Config, args: list[str], profile: str) -> int:
     return subprocess.call([sys.executable, "-m", "pytest", *where, *flags], cwd=root, env=env)
 
 
-LISTED_PASSED = "outcome=passed, but should be the failure"  # how the suite's plugin reports a listed test that passed
 CAPABILITY = MISSING_CAPABILITY  # the start of the skip reason of a test or vector that needs a capability
 
 
 @dataclass
 class Outcomes:
-    """The plugin's --outcomes record: each test's outcome (node id -> {outcome, detail}; a test file skipped
-    whole is one entry, as pytest counts it), the tests pytest selected to run, and how many it deselected;
+    """The plugin's --outcomes record (`testkit.outcomes`): each test's outcome (node id -> {outcome, detail, ...};
+    a test file skipped whole is one entry, as pytest counts it), the tests pytest selected to run, how many it
+    deselected (`covered` of them because the steps before it ran them) and the `evidence` tests;
     `listed`, the tests the --xfails file names."""
 
     tests: dict[str, dict[str, str]]
     selected: list[str] = field(default_factory=list)
     deselected: int = 0
     listed: frozenset[str] = frozenset()  # the tests --xfails lists
+    covered: int = 0
+    evidence: list[str] = field(default_factory=list)
 
     def of(self, kind: str) -> list[str]:
         return [n for n, o in self.tests.items() if o["outcome"] == kind]
@@ -104,7 +105,8 @@ class Outcomes:
         if xfails:
             head += f", {len(self.of('xfailed'))} failed as listed in {xfails}"
         head += f" ({len(self.selected)} tests selected" + (f", {len(whole)} test files skipped whole" if whole else "")
-        head += (f"; {self.deselected} deselected" if self.deselected else "") + ")"
+        head += (f"; {self.deselected} deselected" if self.deselected else "")
+        head += (f", {self.covered} of them run already by the steps above (a vector replayed, a geometry walked)" if self.covered else "") + ")"
         if maxfail and len(failures) >= maxfail:
             head += f"; stopped at {'the first failure' if maxfail == 1 else f'{maxfail} failures'} (--all-failures runs every test)"
         missing = self.missing()
@@ -136,69 +138,61 @@ class Outcomes:
         ]
 
 
-def listed_in(xfails: str | None) -> frozenset[str]:
-    """The test ids an --xfails file lists (its entries' first words; the plugin checks the rest)."""
-    if not xfails:
-        return frozenset()
-    try:
-        lines = Path(xfails).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return frozenset()
-    return frozenset(line.split()[0] for line in lines if line.strip() and not line.lstrip().startswith("#"))
-
-
 def read_outcomes(path: Path, xfails: str | None = None) -> Outcomes | None:
     """The record, or None when pytest wrote none (or an unreadable one)."""
-    try:
-        record = json.loads(path.read_text())
-        return Outcomes(dict(record["tests"]), list(record["selected"]), int(record["deselected"]), listed_in(xfails))
-    except (OSError, ValueError, KeyError, TypeError):
+    written = record_of.read(path)
+    if written is None:
         return None
+    return Outcomes(written.tests, written.selected, written.deselected, listed(xfails), written.covered, written.evidence)
 
 
-def record(config: Config, test: str, transcript_out: Path) -> Path | None:
-    """Run one test again, shrinking (for at most PAGED_SHRINK_SECONDS) and recording its calls; the
-    transcript, or None when it passed."""
-    banner(f"recording {test}" + (" (shrunk)" if "test_stateful" in test or "test_prefix" in test else ""))
+def record(config: Config, test: str, transcript_out: Path, shrinks: bool) -> Path | None:
+    """Run one test again, shrinking (for at most PAGED_SHRINK_SECONDS) if it `shrinks` (a Hypothesis test), and
+    recording its calls; the transcript, or None when it passed."""
+    banner(f"recording {test}" + (" (shrunk)" if shrinks else ""))
     transcript_out.unlink(missing_ok=True)
     shrinking = replace(config, shrink_seconds=config.gate_shrink_seconds)
     pytest(shrinking, ["-n", "0", "-q", f"--transcript={transcript_out.resolve()}", test], "gate-shrink")
     return transcript_out.resolve() if transcript_out.exists() else None
 
 
-def evidence(config: Config, failures: list[str], ran: set[str], transcript_out: Path) -> tuple[Path | None, str]:
+def evidence(config: Config, failures: list[str], outcomes: Outcomes, transcript_out: Path) -> tuple[Path | None, str]:
     """The transcript that shows the failure (always at transcript_out), and what it is."""
     banner("the exhaustive explorer, for a shortest failing call sequence")
     try:
-        ok, detail, path, _ = explored(config, 6, transcript_out, config.explore_seconds)
+        ok, detail, path, _, _ = explored(config, 6, transcript_out, config.explore_seconds)
     except Exception as exc:  # noqa: BLE001 - the explorer is a better transcript when it works, never the verdict
         print(f"  the explorer could not run: {type(exc).__name__}: {exc}")
         ok, detail, path = True, "", None
     if not ok and path is not None:
         found = [line.strip() for line in detail.splitlines() if line.strip().startswith(("shortest failing", "failing sequence", "what differs"))]
         return path, "the exhaustive explorer's " + "\n  ".join(found)
-    machines = [n for n in failures if "::Test" in n and "Machine" in n]
-    for test in machines or ([MACHINE] if MACHINE not in ran else []):
-        path = record(config, test, transcript_out)
+    machines = [n for n in failures if outcomes.tests[n].get(SHRINKS) == MACHINE]
+    for test in machines or [n for n in outcomes.evidence if n not in outcomes.tests]:
+        path = record(config, test, transcript_out, shrinks=True)
         if path is not None:
             return path, f"the calls of {test}, shrunk"
     for node in failures:
-        if "test_vectors.py::test_vector[" in node or "test_widths.py::test_vector[" in node:
-            name = node.split("[", 1)[1].rstrip("]")
-            return keep(vectors_dir() / f"{name}.txt", transcript_out), f"the failing vector {name}"
-    return record(config, failures[0], transcript_out), f"the calls of {failures[0]}"
+        vector = outcomes.tests[node].get(VECTOR)
+        if vector:
+            return keep(vectors_dir() / vector, transcript_out), f"the failing vector {Path(vector).stem}"
+    first = failures[0]
+    return record(config, first, transcript_out, shrinks=bool(outcomes.tests[first].get(SHRINKS))), f"the calls of {first}"
 
 
 def conformance(
-    config: Config, *, xfails: str | None, extra: list[str], transcript_out: Path, work: Path, maxfail: int, prog: str
+    config: Config, *, xfails: str | None, extra: list[str], transcript_out: Path, work: Path, maxfail: int, prog: str,
+    covered: Path | None = None,
 ) -> tuple[bool, str, Path, int, frozenset[str]]:
     """(passed, the verdict's lines, pytest's JUnit XML of the first pass, the tests that failed as xfails lists them,
     the capabilities its passing tests needed): the suite run against `config.impl` with `config`'s settings (its profile resolved: a given one is handed
-    to pytest, PAGED_PROFILE; a declared one pytest reads from the implementation again, `Config.child_env`)."""
-    impl = config.impl
+    to pytest, PAGED_PROFILE; a declared one pytest reads from the implementation again, `Config.child_env`), less the tests that
+    would run again what the file `covered` lists (`testkit.covered`)."""
+    impl = config.implementation
     outcomes_path, junit = work / "outcomes.json", work / "conformance-junit.xml"
     outcomes_path.unlink(missing_ok=True)
     args = ["-n", "auto", f"--outcomes={outcomes_path}", f"--junitxml={junit}", *([f"--maxfail={maxfail}"] if maxfail else [])]
+    args += [f"--covered={covered}"] if covered is not None else []
     code = pytest(config, [*args, *([f"--xfails={xfails}"] if xfails else []), *extra], "gate")
     outcomes = read_outcomes(outcomes_path, xfails)
     if outcomes is None:
@@ -223,7 +217,7 @@ def conformance(
     if set(failures) == set(outcomes.listed_passes()):  # nothing answered wrongly: no call sequence to look for
         lines.append("  every failure is a listed test that passed: no call answered wrongly, so there is no transcript to record")
         return False, "\n".join(lines), junit, 0, frozenset()
-    path, what = evidence(config, failures, set(outcomes.tests), transcript_out)
+    path, what = evidence(config, failures, outcomes, transcript_out)
     if path is None:
         lines.append(f"  {failures[0]} passed when run again (flaky, or it needs the tests before it): no transcript")
         return False, "\n".join(lines), junit, 0, frozenset()

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from paged_gate.config import Config
+from testkit.config import Config
+
 from paged_gate.verdict import Case
 
 
-def explored(config: Config, depth: int, transcript_out: Path, time_limit: float | None, quick: bool = False) -> tuple[bool, str, Path | None, list[Case]]:
-    """(passed, the verdict's lines, the failure's transcript or None, one case a geometry); the lines start
+def explored(
+    config: Config, depth: int, transcript_out: Path, time_limit: float | None, quick: bool = False
+) -> tuple[bool, str, Path | None, list[Case], dict[str, int]]:
+    """(passed, the verdict's lines, the failure's transcript or None, one case a geometry, the geometries walked
+    whole without a failure by name, with the depth: `testkit.covered`); the lines start
     with the parts of the contract the geometries walked (`base contract, prefix caching, sliding window
     (W=2, 3)`: a part the port does not announce has no geometry walked). `config.impl` is walked under
     `config.profile`; a failure's replay waits `config.driver_timeout` seconds for each answer (PAGED_DRIVER_TIMEOUT). `quick`: only the geometries
     the whole gate's depth-3 step walks (`Geometry.quick`)."""
     import explorer
 
-    impl = config.impl
+    impl = config.implementation
     transcript_out.unlink(missing_ok=True)
     geometries = [g for g in explorer.EVERY_GEOMETRY if g.quick or not quick]
     results = explorer.run(
@@ -35,4 +39,5 @@ def explored(config: Config, depth: int, transcript_out: Path, time_limit: float
         )
         for r in results
     ]
-    return ok, "\n      ".join([explorer.walked(results), *lines]), transcript_out.resolve() if transcript_out.exists() else None, cases
+    whole = {r.geometry.name: r.depth for r in results if r.failure is None and not r.stopped and r.states}
+    return ok, "\n      ".join([explorer.walked(results), *lines]), transcript_out.resolve() if transcript_out.exists() else None, cases, whole

@@ -9,6 +9,11 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from wire.target import driver
+from wire.target import parse as parse_impl
+
+from paged_gate.target import OPTIONAL
+
 
 @dataclass
 class Options:
@@ -30,6 +35,7 @@ class Options:
     partial_ok: bool
     timeout: float
     extra: list[str]
+    require: frozenset[str] = frozenset()  # --require: the capabilities the implementation must announce
     channel: int | None = None
     prog: str | None = None
 
@@ -64,6 +70,8 @@ def parser(prog: str, usage: str) -> argparse.ArgumentParser:
     p.add_argument("--partial-ok", action="store_true", help="a PARTIAL verdict (the suite narrowed after --) exits 0, not 3")
     p.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS",
                    help="the longest a step that runs the implementation may take before the gate stops it: CANNOT RUN (default 3600; 0: no limit)")
+    p.add_argument("--require", metavar="CAPS", action="append", default=[],
+                   help=f"capabilities the implementation must announce, comma-separated ({', '.join(OPTIONAL)}); one it does not is a FAIL naming it")
     p.add_argument("--channel", type=int, help=argparse.SUPPRESS)
     p.add_argument("--prog", help=argparse.SUPPRESS)
     return p
@@ -75,11 +83,16 @@ def parse(argv: list[str], prog: str = "paged-gate", usage: str = "") -> Options
     if "--" in argv:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1 :]
-    a = parser(prog, usage).parse_args(argv)
+    p = parser(prog, usage)
+    a = p.parse_args(argv)
+    require = frozenset(word.strip() for text in a.require for word in text.split(",") if word.strip())
+    unknown = sorted(require - OPTIONAL.keys())
+    if unknown:
+        p.error(f"--require: {', '.join(unknown)} is no capability; the capabilities are {', '.join(OPTIONAL)}")
     return Options(
         impl=anchored(a.impl), xfails=absolute(a.xfails), replay=absolute(a.replay), vectors=a.vectors, transcript_out=absolute(a.transcript_out),
         all_failures=a.all_failures, mutmut=a.mutmut, profile=a.profile, exhaustive=a.exhaustive, depth=a.depth,
-        junit_xml=absolute(a.junit_xml), coverage=a.coverage, partial_ok=a.partial_ok, timeout=a.timeout, extra=extra, channel=a.channel, prog=a.prog,
+        junit_xml=absolute(a.junit_xml), coverage=a.coverage, partial_ok=a.partial_ok, timeout=a.timeout, extra=extra, require=require, channel=a.channel, prog=a.prog,
     )
 
 
@@ -92,7 +105,7 @@ def anchored(impl: str) -> str:
     """An `exec:` command whose words that name a file here made absolute (the suite starts the driver
     from its own folder), without following symlinks: `VENV/bin/python` stays the venv's interpreter, not
     the base one it links to. A module name, or a folder (`--impl paged` in a checkout), as it is."""
-    if not impl.startswith("exec:"):
+    command = parse_impl(impl).command
+    if command is None:
         return impl
-    words = shlex.split(impl[5:])
-    return "exec:" + shlex.join(os.path.abspath(w) if not w.startswith("-") and Path(w).is_file() else w for w in words)
+    return driver(shlex.join(os.path.abspath(w) if not w.startswith("-") and Path(w).is_file() else w for w in shlex.split(command))).text

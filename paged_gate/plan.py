@@ -2,7 +2,8 @@
 
 The whole gate replays the conformance vectors (about a second through a compiled driver), then walks
 the explorer to depth QUICK_DEPTH (docs/EXHAUSTIVE.md says what that covers), then runs the suite (its cheap,
-broad tests first). Unless --all-failures is given, the first failure ends the run with its transcript:
+broad tests first), less the tests that would replay a vector or walk a geometry the steps before it ran
+without a failure (`testkit.covered`: each is run once). Unless --all-failures is given, the first failure ends the run with its transcript:
 the first failing vector, the explorer's failing sequence, or the suite's first failing test; the
 steps after it are reported as not run. A PASS runs every step. --vectors, --replay and --exhaustive
 run their one step. Arguments after `--` that may narrow the suite (any not on the QUIET list) and
@@ -18,10 +19,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from paged_gate.config import Config
+from testkit.config import Config
+from testkit.covered import Covered
+from testkit.locate import vector_files
+
 from paged_gate.conformance import banner, conformance
 from paged_gate.exhaustive import explored
-from paged_gate.locate import checkout, vector_files
+from paged_gate.locate import checkout
 from paged_gate.options import Options
 from paged_gate.supervise import Channel
 from paged_gate.transcripts import keep, replay_files
@@ -39,6 +43,7 @@ class Run:
         self.done: list[Step] = []
         self.listed = 0
         self.walked = ""  # the parts of the contract the explorer's geometries walked (its verdict line's first words)
+        self.covered = Covered()  # what the early steps ran without a failure: the conformance run does not run it again
 
     def transcript(self, name: str) -> Path:
         """The named place for the first failure's transcript; a later failure's (--all-failures) goes beside the others."""
@@ -59,7 +64,8 @@ class Run:
     def vectors(self, out: Path, stop_at_first: bool) -> Step:
         paths = [Path(self.o.replay)] if self.o.replay else telling_first(vector_files())
         banner(f"replaying {self.o.replay or f'{len(paths)} vectors'} against {self.o.impl}")
-        ok, detail, cases = replay_files(self.o.impl, paths, self.config.profile, stop_at_first, self.config.driver_timeout)
+        ok, detail, cases = replay_files(self.config.implementation, paths, self.config.profile, stop_at_first, self.config.driver_timeout)
+        self.covered.vectors |= {p.name for p, c in zip(paths, cases) if c.failure is None}
         first = next((p for p, c in zip(paths, cases) if c.failure is not None), None)
         if first is not None and not self.o.replay:
             detail += f"\n  the first failing vector, as the transcript: {keep(first, out)}; replay it alone: {self.prog} --replay {out} --impl '{self.o.impl}'"
@@ -70,10 +76,11 @@ class Run:
     def explorer(self, out: Path, depth: int, quick: bool = False) -> Step:
         banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")
         try:
-            ok, detail, _, cases = explored(self.config, depth, out, None, quick)
+            ok, detail, _, cases, whole = explored(self.config, depth, out, None, quick)
         except DriverError as exc:  # the driver would not start, or its hello differs from the first session's
             return Step(f"explorer, depth {depth}", False, str(exc))
         self.walked = detail.split("\n", 1)[0]
+        self.covered.walks.update(whole)
         walked = [c for c in cases if c.skipped is None]
         if ok and (not walked or len(walked) < len(cases)):
             ok, detail = False, detail + f"\n      {len(walked)} of {len(cases)} geometries walked to depth {depth}: no guarantee for the others"
@@ -81,9 +88,13 @@ class Run:
 
     def suite(self, out: Path) -> Step:
         banner(f"conformance suite against {self.o.impl}")
+        covered = None
+        if self.covered.vectors or self.covered.walks:
+            covered = self.work / "covered.json"
+            self.covered.write(covered)
         ok, detail, report, self.listed, exercised = conformance(
             self.config, xfails=self.o.xfails, extra=self.o.extra, transcript_out=out, work=self.work,
-            maxfail=0 if self.o.all_failures else 1, prog=self.prog,
+            maxfail=0 if self.o.all_failures else 1, prog=self.prog, covered=covered,
         )
         return Step("conformance", ok, detail, junit=report, exercised=exercised)
 

@@ -12,14 +12,13 @@ from oracle.profile import Profile
 from wire.process import DEFAULT_TIMEOUT, DriverError
 from wire.replay import Replayer, replay_fresh
 from wire.codec import ProtocolError
-from wire.transcript import Transcript, read
+from wire.target import Impl
+from wire.transcript import OTHER_PROFILE, Transcript, read
 
 from paged_gate.verdict import Case
 
-OTHER_PROFILE = "written for"  # how written_for_another's reason starts: a file for other profile values
 
-
-def explain(path: Path, impl: str, profile: Profile, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
+def explain(path: Path, impl: Impl, profile: Profile, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
     """Replay a transcript against impl: the first answer that differs, or that none does."""
     try:
         transcript = read(path)
@@ -55,7 +54,7 @@ def replay_one(path: Path, replayer: Replayer, profile: Profile) -> Case:
 
 
 def replay_files(
-    impl: str, paths: list[Path], profile: Profile, stop_at_first: bool = False, timeout: float = DEFAULT_TIMEOUT
+    impl: Impl, paths: list[Path], profile: Profile, stop_at_first: bool = False, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[bool, str, list[Case]]:
     """Replay transcripts, each as in a fresh session: (every one matched, the verdict's lines listing each
     that differs, one case a transcript replayed). An unreadable transcript is a failed case. With

@@ -9,7 +9,9 @@ from typing import Sequence
 
 from oracle.profile import Profile
 
-from paged_gate.target import OPTIONAL, Target
+from wire.target import Target
+
+from paged_gate.target import OPTIONAL
 
 
 @dataclass

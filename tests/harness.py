@@ -1,7 +1,7 @@
 """The harness: which implementation is under test, and how its state is compared with the oracle.
 
 Tests reach the cache only through `impl()` and its public calls, so the same suite gates
-any port. The run's settings (a `paged_gate.config.Config`) come from the suite's plugin
+any port. The run's settings (a `testkit.config.Config`) come from the suite's plugin
 (tests/plugins/implementation.py: `configure`, once, at the start): `--impl` (or PAGED_IMPL) names either a Python module exporting PagedKVCache and
 OutOfBlocks, or `exec:CMD`, a driver program in any language speaking docs/PROTOCOL.md,
 wrapped by `wire.remote` as such a module. Never reads a private attribute.
@@ -26,12 +26,12 @@ from tests.assertions import assert_equal, assert_same_bits, assert_table
 from oracle import ModelKVCache
 from oracle import OutOfBlocks as ModelOutOfBlocks
 from oracle.profile import Profile, declared, hint
-from paged_gate.config import PENDING, Config
+from testkit.config import PENDING, Config
 from tests.oracle_ids import OracleIdsImpl
 from wire.remote import ExecImpl, RemoteKVCache
 from wire.replay import Replayer
 from wire.record import Recorder
-from paged_gate.target import module_parts
+from wire.target import Impl, module_parts
 
 @dataclass
 class Run:
@@ -86,14 +86,19 @@ def model(*sizes: Any, **kwargs: Any) -> ModelKVCache:
     return ModelKVCache(*sizes, profile=profile(), **kwargs)
 
 
+def target() -> Impl:
+    """What --impl names, taken apart (`wire.target`): a module, or a driver's command."""
+    return _run.config.implementation
+
+
 def impl_name() -> str:
-    """What --impl names: a module, or `exec:CMD`."""
+    """What --impl names, as given: a module, or `exec:CMD`."""
     return _run.config.impl
 
 
 def is_wire() -> bool:
     """Whether the implementation under test is a driver reached over the wire (`exec:CMD`)."""
-    return impl_name().startswith("exec:")
+    return target().driver
 
 
 def raw_impl() -> Any:
@@ -101,7 +106,7 @@ def raw_impl() -> Any:
     name = impl_name()
     if is_wire():
         if name not in _run.drivers:
-            _run.drivers[name] = ExecImpl(name, _run.config.driver_timeout)
+            _run.drivers[name] = ExecImpl(target(), _run.config.driver_timeout)
         return _run.drivers[name]
     module = importlib.import_module(name)
     missing = [n for n in ("PagedKVCache", "OutOfBlocks") if not hasattr(module, n)]
@@ -145,7 +150,7 @@ def replayer() -> Replayer:
     session for many of them (`wire.replay.Replayer`)."""
     name = impl_name()
     if name not in _run.replayers:
-        _run.replayers[name] = Replayer(name, _run.config.driver_timeout)
+        _run.replayers[name] = Replayer(target(), _run.config.driver_timeout)
     return _run.replayers[name]
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from paged_gate.transcripts import OTHER_PROFILE
 from wire.replay import MISSING_CAPABILITY
+from wire.transcript import OTHER_PROFILE
 
 PYTHON_SURFACE = (
     "Python surface, no meaning for a driver (CONTRACT.md 'What a conforming port is checked on': "

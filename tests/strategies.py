@@ -1,6 +1,6 @@
 """The suite's one home for what tests are built from, in the manner of array-api-tests'
 hypothesis_helpers: geometries, chunks of K and V (float16 traps included; built in
-paged_gate/chunks.py, re-exported here), and the model-side arithmetic that sizes an append.
+testkit/chunks.py, re-exported here), and the model-side arithmetic that sizes an append.
 Tested themselves in test_strategies.py.
 """
 
@@ -11,11 +11,11 @@ from typing import Callable, NamedTuple
 from hypothesis import strategies as st
 
 from oracle import ModelKVCache
-from paged_gate.chunks import FLOAT16_SPECIALS, INPUT_DTYPES, TRICKY, TRICKY_INTS, make_chunk, make_values, seed_token
+from testkit.chunks import FLOAT16_SPECIALS, INPUT_DTYPES, TRICKY, TRICKY_INTS, make_chunk, make_values, seed_token
 
 # -- chunks ---------------------------------------------------------------------------------------
 
-# The chunk builders live in paged_gate/chunks.py (the vector generator uses them from the base
+# The chunk builders live in testkit/chunks.py (the vector generator uses them from the base
 # install, without hypothesis); re-exported here, the tests' one place to import them from.
 
 __all__ = [

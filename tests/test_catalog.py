@@ -12,7 +12,7 @@ from tests import harness
 from tests.assertions import assert_equal, assert_raises, assert_same_bits, assert_served, same_bits
 from tests.harness import assert_matches_model
 from oracle import ContiguousKVCache, ToyDecoder
-from paged_gate.random_ops import RandomOps
+from testkit.random_ops import RandomOps
 from tests.programs import InStep, both, refused, run
 from tests.strategies import seed_token
 

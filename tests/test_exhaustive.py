@@ -15,12 +15,13 @@ from tests.assertions import assert_equal, assert_no_difference
 pytestmark = pytest.mark.exhaustive
 
 WALKED = explorer.EVERY_GEOMETRY  # the base geometries, then the window's (W = 2 and 3) and hybrid models', each walked when the port announces it
+DEPTH = 3
 
 
 @pytest.mark.parametrize(
-    "g", [pytest.param(g, id=g.name, marks=[pytest.mark.needs(*sorted(g.needs))] if g.needs else []) for g in WALKED]
+    "g", [pytest.param(g, id=g.name, marks=[pytest.mark.walk(g.name, DEPTH), *([pytest.mark.needs(*sorted(g.needs))] if g.needs else [])]) for g in WALKED]
 )
 def test_every_short_sequence_agrees(g: explorer.Geometry) -> None:
-    (result,) = explorer.run(harness.impl_name(), 3, [g], profile=harness.profile())
-    assert_no_difference("\n".join(explorer.report([result], harness.impl_name(), None)[1]) if result.failure is not None else None)
-    assert_equal("the walk's states, sequences and tree depth past the first state", (result.states > 1, result.sequences > 1, result.tree_depth), (True, True, 3), "explorer.run")
+    (result,) = explorer.run(harness.target(), DEPTH, [g], profile=harness.profile())
+    assert_no_difference("\n".join(explorer.report([result], harness.target(), None)[1]) if result.failure is not None else None)
+    assert_equal("the walk's states, sequences and tree depth past the first state", (result.states > 1, result.sequences > 1, result.tree_depth), (True, True, DEPTH), "explorer.run")

@@ -12,8 +12,8 @@ fails when one falls below its floor (`machines.coverage`; tested in test_covera
 
 A failure shows first the requests the cache received, in the wire protocol, up to the
 first answer that differs from the oracle's (`machines.report`), then the steps in
-Python rule names (test_reports.py checks that on a broken cache). The ids are the gate's
-(`ci/gate` runs TestCacheMachine again, shrunk).
+Python rule names (test_reports.py checks that on a broken cache). `ci/gate` runs TestCacheMachine
+(marked `evidence`) again, shrunk, when a failing test is no machine.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from tests.machines import SETTINGS, CacheMachine, FaultMachine, TypeFaultMachin
 
 pytestmark = pytest.mark.stateful
 
-TestCacheMachine = floored(CacheMachine)
+TestCacheMachine = pytest.mark.evidence(floored(CacheMachine))  # the gate's machine to shrink when the failing tests have none
 TestCacheMachine.settings = SETTINGS
 TestFaultMachine = floored(FaultMachine)
 TestFaultMachine.settings = SETTINGS

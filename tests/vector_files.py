@@ -19,7 +19,7 @@ import pytest
 
 from tests import harness
 from tests.assertions import assert_no_difference
-from paged_gate.locate import vector_files, vectors_dir
+from testkit.locate import vector_files, vectors_dir
 from wire.transcript import read, read_header
 
 VECTORS = vectors_dir()  # the checkout's ci/vectors, or the copy an installed gate ships
@@ -28,9 +28,10 @@ FILES = vector_files()
 
 def params(widths: bool) -> list[Any]:
     """The vectors of the integer ranges (`range-*`) if `widths`, else every other vector; each marked as
-    needing what its `requires` names (a port without it skips it, as the replay would)."""
+    replaying its file (`vector`) and as needing what its `requires` names (a port without it skips it, as the
+    replay would)."""
     return [
-        pytest.param(p, id=p.stem, marks=[pytest.mark.needs(*needs)] if (needs := read_header(p).requires) else [])
+        pytest.param(p, id=p.stem, marks=[pytest.mark.vector(p.name), *([pytest.mark.needs(*needs)] if (needs := read_header(p).requires) else [])])
         for p in FILES if p.name.startswith("range-") == widths
     ]
 

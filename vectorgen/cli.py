@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from paged_gate.locate import vectors_dir
+from testkit.locate import vectors_dir
 from vectorgen.corpus import corpus
 
 

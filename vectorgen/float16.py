@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paged_gate.chunks import FLOAT16_SPECIALS, Array
+from testkit.chunks import FLOAT16_SPECIALS, Array
 from vectorgen.script import Script, Vector, scripted
 
 VECTORS: list[Vector] = []

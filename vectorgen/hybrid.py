@@ -2,7 +2,7 @@
 its "Hybrid models" section, each named there, plus the issue's example, the constructor's checks and
 decode sessions on two or three groups. Every observation reads every group's table (`block_table C S
 LAYER` by the group's first layer). The answers are the oracle's; those with prefix caching may depend
-on the profile options `reuse`, `duplicates` and `freeing` (paged_gate.vectors.corpus writes a file per
+on the profile options `reuse`, `duplicates` and `freeing` (vectorgen.corpus writes a file per
 value).
 """
 

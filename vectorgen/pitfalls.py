@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from paged_gate.chunks import seed_token
+from testkit.chunks import seed_token
 from vectorgen.script import Script, Vector, chunk, collect, scripted
 
 VECTORS: list[Vector] = []

@@ -1,5 +1,5 @@
 """Seeded random sessions of add, fork, append and free, every observable after every call: what
-no hand-written vector thought of, still reproducible from the seed (the calls: paged_gate.random_ops,
+no hand-written vector thought of, still reproducible from the seed (the calls: testkit.random_ops,
 the generator the catalog's conservation test draws from too).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from oracle.as_impl import OutOfBlocks
-from paged_gate.random_ops import RandomOps
+from testkit.random_ops import RandomOps
 from vectorgen.script import Script, Vector
 
 

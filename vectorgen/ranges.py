@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from paged_gate.chunks import Array
+from testkit.chunks import Array
 from vectorgen.script import Script, Vector, collect
 
 VECTORS: list[Vector] = []

@@ -2,7 +2,7 @@
 whose answers are the oracle's (under any profile) when the transcript is taken.
 
 Also the decorators a family module registers its vectors with, and `chunk`, the K and V every
-family appends (the suite's own builder, paged_gate.chunks, in float16).
+family appends (the suite's own builder, testkit.chunks, in float16).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from oracle import as_impl
 from oracle.profile import Profile
-from paged_gate.chunks import Array, make_chunk
+from testkit.chunks import Array, make_chunk
 from vectorgen.flags import FLAGS, NEEDS
 from wire.record import Recorder
 from wire.transcript import Transcript

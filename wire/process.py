@@ -22,14 +22,14 @@ from .diff import shorten
 from .transcript import matches
 
 # Seconds a driver has for each answer, unless the caller passes its own: the edge that builds the run's
-# settings (paged_gate.config, PAGED_DRIVER_TIMEOUT) passes them down; wire itself reads no environment.
+# settings (testkit.config, PAGED_DRIVER_TIMEOUT) passes them down; wire itself reads no environment.
 DEFAULT_TIMEOUT = 20.0
 
 
 
 # What each driver command's first session announced at hello (its capabilities and profile words), for
 # the sessions after it: the gate records its own first hello (`first_hello`) and hands it to the suite's
-# processes (paged_gate.config, PAGED_ANNOUNCED). A later session that announces otherwise is a DriverError,
+# processes (testkit.config, PAGED_ANNOUNCED). A later session that announces otherwise is a DriverError,
 # so a driver cannot claim capabilities in its first session and skip their tests in the others.
 FIRST_HELLO: dict[str, frozenset[str]] = {}
 

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from .codec import ProtocolError, call_fields, new_fields, page_call, parse_int, parse_list, parse_payload, parse_stats
 from .process import DEFAULT_TIMEOUT, ERRORS, DriverError, DriverProcess, OutOfBlocks
+from .target import Impl, parse
 
 
 class ExecImpl:
@@ -30,12 +31,13 @@ class ExecImpl:
 
     wire = True
 
-    def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT) -> None:
-        if not spec.startswith("exec:"):
-            raise ValueError(f"not an exec: implementation: {spec!r}")
-        self.command = spec[len("exec:") :].strip()
+    def __init__(self, spec: str | Impl, timeout: float = DEFAULT_TIMEOUT) -> None:
+        impl = parse(spec)
+        if impl.command is None:
+            raise ValueError(f"not an exec: implementation: {impl.text!r}")
+        self.command = impl.command
         self.timeout = timeout
-        self.__name__ = spec
+        self.__name__ = impl.text
         self.__file__ = f"driver process: {self.command}"
         self._driver: DriverProcess | None = None
         self.OutOfBlocks = OutOfBlocks

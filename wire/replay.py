@@ -14,6 +14,7 @@ from oracle.profile import Profile
 
 from .codec import VERSION
 from .process import DEFAULT_TIMEOUT, DriverError, DriverProcess
+from .target import Impl, parse
 from .transcript import Mismatch, Transcript, handles_made, renumbered, replay, written_for_another
 
 
@@ -28,13 +29,14 @@ class Session:
     """A fresh protocol session with an implementation, after `hello`: a driver process, or a Python
     module served in-process by the Dispatcher a Python driver uses. For replaying transcripts."""
 
-    def __init__(self, spec: str, timeout: float = DEFAULT_TIMEOUT, handshake: bool = True) -> None:
-        """A session of `spec`, after `hello` if `handshake` (else before it: nothing announced)."""
+    def __init__(self, spec: str | Impl, timeout: float = DEFAULT_TIMEOUT, handshake: bool = True) -> None:
+        """A session of `spec` (`wire.target.parse`), after `hello` if `handshake` (else before it: nothing announced)."""
+        impl = parse(spec)
         self.capabilities: frozenset[str]
         self.profile: str  # the profile it declares, OPTION=VALUE,...
         self.queued: collections.deque[str] = collections.deque()  # a transcript's requests not yet written (`send_ahead`)
-        if spec.startswith("exec:"):
-            self.process: DriverProcess | None = DriverProcess(spec[len("exec:") :].strip(), timeout, handshake)
+        if impl.command is not None:
+            self.process: DriverProcess | None = DriverProcess(impl.command, timeout, handshake)
             self.capabilities = self.process.capabilities
             self.profile = self.process.profile
             self.dispatcher = None
@@ -44,7 +46,7 @@ class Session:
             from .server import Dispatcher
 
             self.process = None
-            self.dispatcher = Dispatcher(importlib.import_module(spec), spec)
+            self.dispatcher = Dispatcher(importlib.import_module(impl.text), impl.text)
             self.capabilities, self.profile = frozenset(), ""
             if handshake:
                 self.dispatcher.handle(f"hello {VERSION}")
@@ -105,7 +107,7 @@ class Session:
 
 
 def replay_fresh(
-    transcript: Transcript, impl: str, profile: Profile, timeout: float = DEFAULT_TIMEOUT
+    transcript: Transcript, impl: str | Impl, profile: Profile, timeout: float = DEFAULT_TIMEOUT
 ) -> tuple[Mismatch | None, str | None]:
     """Replay a transcript in a fresh session of `impl` (docs/PROTOCOL.md, "Transcripts"), after the
     replayer's own `hello` unless the transcript does its own: `Session.replay`'s answer. DriverError when
@@ -128,14 +130,14 @@ class Replayer:
     fresh session each time, which costs it nothing.
     """
 
-    def __init__(self, impl: str, timeout: float = DEFAULT_TIMEOUT) -> None:
-        self.impl, self.timeout = impl, timeout
+    def __init__(self, impl: str | Impl, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.impl, self.timeout = parse(impl), timeout
         self.session: Session | None = None
         self.made = 0  # caches the session has made: the next transcript's handles start here
 
     def replay(self, transcript: Transcript, profile: Profile) -> tuple[Mismatch | None, str | None]:
         """What `replay_fresh` answers for this transcript; DriverError as it raises one."""
-        shifted = renumbered(transcript, self.made) if self.impl.startswith("exec:") else None
+        shifted = renumbered(transcript, self.made) if self.impl.driver else None
         if shifted is None:
             return replay_fresh(transcript, self.impl, profile, self.timeout)
         if self.session is None:

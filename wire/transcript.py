@@ -158,6 +158,9 @@ class Mismatch:
         return f"request {self.step} ({shorten(self.request, 120)}): {self.why}"
 
 
+OTHER_PROFILE = "written for"  # how written_for_another's reason starts: a file for other profile values
+
+
 def written_for_another(transcript: Transcript, profile: Profile) -> str | None:
     """Why a transcript is not for a port of `profile` (its `profile` line names other values), or None."""
     line = transcript.meta.get("profile", "")
@@ -170,7 +173,7 @@ def written_for_another(transcript: Transcript, profile: Profile) -> str | None:
     mine = {o: getattr(profile, o) for o in theirs}
     if mine == theirs:
         return None
-    return f"written for {line}; the port has {','.join(f'{o}={v}' for o, v in mine.items())} (another file of this vector is written for that)"
+    return f"{OTHER_PROFILE} {line}; the port has {','.join(f'{o}={v}' for o, v in mine.items())} (another file of this vector is written for that)"
 
 
 def table_difference(want: str, got: str, num_blocks: int, names: BlockNames | None) -> str | None:

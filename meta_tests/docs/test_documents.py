@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from oracle.profile import Profile
-from paged_gate.config import DEFAULTS
+from testkit.config import DEFAULTS
 from wire.transcript import read, written_for_another
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,16 +179,16 @@ def test_the_vector_counts_in_the_documents_are_the_corpus() -> None:
 
 
 def defaults() -> dict[str, str]:
-    """Each PAGED_* setting's default, as the code that reads it has it: paged_gate/config.py, the only reader
+    """Each PAGED_* setting's default, as the code that reads it has it: testkit/config.py, the only reader
     of PAGED_* (its DEFAULTS), and nowhere else in the code a `getenv`/`environ` read of PAGED_*."""
     read = re.compile(r'(?:environ\.get|getenv)\(\s*"PAGED_|environ\["PAGED_[A-Z_]+"\](?!\s*=[^=])')
     readers = [
         source.relative_to(ROOT).as_posix()
-        for folder in ("paged", "oracle", "wire", "paged_gate", "tests", "meta_tests", "mutants", "engines", "bench")
+        for folder in ("paged", "oracle", "wire", "testkit", "paged_gate", "tests", "meta_tests", "mutants", "engines", "bench")
         for source in (ROOT / folder).rglob("*.py")
         if read.search(source.read_text())
     ]
-    assert [r for r in readers if r != "paged_gate/config.py"] == [], f"PAGED_* read outside paged_gate/config.py: {readers}"
+    assert [r for r in readers if r != "testkit/config.py"] == [], f"PAGED_* read outside testkit/config.py: {readers}"
     return {name: f"{value:g}" for name, value in DEFAULTS.items()}
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from paged_gate.chunks import seed_token
-from paged_gate.locate import vector_files as vector_paths
-from paged_gate.locate import vectors_dir
+from testkit.chunks import seed_token
+from testkit.locate import vector_files as vector_paths
+from testkit.locate import vectors_dir
 from vectorgen import cli
 from vectorgen.corpus import FAMILIES, assemble, header, vector_files
 from vectorgen.flags import FLAGS, NEEDS

@@ -31,6 +31,7 @@ from wire.replay import replay_fresh
 from wire.codec import ProtocolError
 from wire.diff import shorten
 from wire.record import Recorder
+from wire.target import Impl
 from wire.transcript import Mismatch, Transcript
 
 RECORDER = Recorder()  # one for every machine: an example's calls, from its start
@@ -81,7 +82,7 @@ class WireReport:
             exc.__notes__ = [*getattr(exc, "__notes__", []), text]
 
 
-def first_difference(transcript: Transcript, impl: str) -> tuple[Mismatch | None, str | None]:
+def first_difference(transcript: Transcript, impl: str | Impl) -> tuple[Mismatch | None, str | None]:
     """Replay `transcript` in a fresh session of `impl`: (its first mismatch or None, why it could not be replayed)."""
     try:
         mismatch, skipped = replay_fresh(transcript, impl, harness.profile())
@@ -117,7 +118,7 @@ def in_wire_terms(comment: str) -> str:
         FOLDER.append(Path(tempfile.mkdtemp(prefix="paged-failures-")))
     path = FOLDER[0] / f"{comment.split(':', 1)[0]}-{len(list(FOLDER[0].iterdir())) + 1}.txt"
     path.write_text(transcript.text(), encoding="ascii", errors="replace")
-    mismatch, trouble = first_difference(transcript, impl)
+    mismatch, trouble = first_difference(transcript, harness.target())
     return described(transcript, mismatch, trouble, f"{path}; replay them alone: ci/gate --replay {path} --impl '{impl}'")
 
 

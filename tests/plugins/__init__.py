@@ -6,13 +6,14 @@
 - `hypothesis_profiles`: the Hypothesis profiles (`ci`, `dev`, `thorough`, `mutation`, `mutmut`,
   `gate`, `gate-shrink`), loaded from HYPOTHESIS_PROFILE;
 - `implementation`: the implementation under test and the run's settings (--impl, --profile,
-  --transcript, --coverage-out: one `paged_gate.config.Config`, built here, the edge), the tests a
+  --transcript, --coverage-out: one `testkit.config.Config`, built here, the edge), the tests a
   driver skips (the Python surface, the benchmark, a capability it does not announce), the report
   header and the `impl` fixture;
-- `expected_failures`: --xfails (tests/xfails.py), strict: a listed test passes or fails otherwise;
+- `expected_failures`: --xfails (testkit/xfails.py), strict: a listed test passes or fails otherwise;
 - `strict_outcomes`: the outcomes only the suite may give (an expected failure no entry lists, a skip
   for none of tests/skips.py's reasons, are failures), judged with the listed ones in one place, and
   the failure's transcript;
+- `covered`: --covered, the tests that would run again what the whole gate's early steps ran, deselected;
 - `outcomes_record`: --outcomes, each test's outcome (with its calls into an engine and the
   capabilities it needs), the tests selected and the number deselected, for ci/gate;
 - `order`: the run order (cheap, broad tests first), so a run that stops at its first failure ends early.
@@ -27,6 +28,7 @@ PLUGINS = [
     "tests.plugins.implementation",
     "tests.plugins.expected_failures",
     "tests.plugins.strict_outcomes",
+    "tests.plugins.covered",
     "tests.plugins.outcomes_record",
     "tests.plugins.order",
 ]

@@ -1,5 +1,5 @@
 """--xfails FILE: the failures a port expects (a port in progress), one test and its failure a line
-(tests/xfails.py parses them). Strict: a listed test that fails as listed is an expected failure, one
+(testkit/xfails.py parses them). Strict: a listed test that fails as listed is an expected failure, one
 that fails otherwise (a second failure beside the listed one among them) stays failed with both texts, one
 that passes fails (its entry must go); an entry that names several tests, or none the run collects, is a
 usage error. `judge_listed` is applied by the `strict_outcomes` plugin,
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from paged_gate.conformance import LISTED_PASSED
-from tests import xfails
+from testkit import xfails
+from testkit.xfails import LISTED_PASSED
 
 XFAILS: dict[str, xfails.Entry] = {}  # --xfails, read in every process (the controller, each worker)
 XFAILS_SECTION = "not the failure listed in --xfails"  # the title of a failing listed test's report section
@@ -24,7 +24,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--xfails",
         default=None,
         metavar="FILE",
-        help=f"tests expected to fail (a port in progress): one a line, {xfails.FORMAT} (tests/xfails.py)",
+        help=f"tests expected to fail (a port in progress): one a line, {xfails.FORMAT} (testkit/xfails.py)",
     )
 
 
@@ -32,8 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--xfails"):
         path = config.getoption("--xfails")
         try:
-            with open(path, encoding="utf-8") as listed:
-                XFAILS.update(xfails.parse(listed.read(), path))
+            XFAILS.update(xfails.read(path))
         except (OSError, xfails.BadEntry) as exc:
             raise pytest.UsageError(f"--xfails: {exc}") from None
 

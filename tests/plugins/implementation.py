@@ -3,7 +3,7 @@
 and --needing (only the tests that need one capability); the tests a driver skips; the report header
 and the `impl` fixture.
 
-The run's settings are one `paged_gate.config.Config`, built here (the edge): the environment's
+The run's settings are one `testkit.config.Config`, built here (the edge): the environment's
 PAGED_* settings, overridden by this plugin's options, then handed to the harness (`harness.configure`),
 to the subprocesses a test starts (the environment) and to Hypothesis's shrinking limit
 (`hypothesis_patches.limit_shrinking`).
@@ -24,7 +24,7 @@ import pytest
 
 from oracle.profile import ProfileError
 from oracle.profile import parse as parse_profile  # the edge: --profile's text
-from paged_gate.config import Config
+from testkit.config import Config
 from tests import harness, skips
 from tests.plugins.hypothesis_patches import limit_shrinking
 from wire.process import first_hello
@@ -89,8 +89,9 @@ def pytest_configure(config: pytest.Config) -> None:
     limit_shrinking(run.shrink_seconds)
     harness.configure(run, config.getoption("--transcript"))
     os.environ.update(run.child_env())  # the edge: subprocesses a test starts inherit the run's settings
-    if run.announced is not None and run.impl.startswith("exec:"):
-        first_hello(run.impl[len("exec:") :], run.announced.split())  # the gate's first session's: every driver session here must announce it
+    command = run.implementation.command
+    if run.announced is not None and command is not None:
+        first_hello(command, run.announced.split())  # the gate's first session's: every driver session here must announce it
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -1,28 +1,28 @@
 """--outcomes PATH: each test's outcome (and its skip reason or first failure line), the tests pytest
-selected to run and how many it deselected, as JSON, for ci/gate (paged_gate.conformance reads it: a
-selected test with no outcome means the run ended early). Beside each outcome, as user properties
+selected to run and how many it deselected, as JSON, for ci/gate (the record's fields: testkit/outcomes.py;
+a selected test with no outcome means the run ended early). Beside each outcome, as user properties
 that xdist carries to the controller: the test's calls into an engine's own code (`engine_calls`, a
-module's optional count, docs/GATING.md) and the capabilities it needs (`needs`)."""
+module's optional count, docs/GATING.md), the capabilities it needs (`needs`), whether it shrinks (a
+state machine, or another Hypothesis test) and the vector it replays; and the tests marked `evidence`."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, Generator
 
 import pytest
+from hypothesis import is_hypothesis_test
 
+from testkit.outcomes import ENGINE_CALLS, EXAMPLE, MACHINE, NEEDS, PROPERTIES, SHRINKS, VECTOR, Record
 from tests import harness
+from tests.plugins import covered
 from tests.plugins.expected_failures import XFAILS_SECTION
 
-ENGINE_CALLS = "engine_calls"  # the user property (and outcomes field): calls into the engine during the test
 ENGINE_BEFORE = pytest.StashKey[int | None]()
-NEEDS = "needs"  # the user property (and outcomes field): the capabilities the test needs, comma-separated
 
-OUTCOMES: dict[str, dict[str, Any]] = {}
-# What --outcomes records beside each test's outcome, so that ci/gate can check every selected test has one:
+# What --outcomes records: each test's outcome, and, so that ci/gate can check every selected test has one,
 # the tests pytest selected to run (under xdist, as a worker collected them) and how many it deselected.
-SELECTED: list[str] = []
-DESELECTED: list[int] = [0]
+RECORD = Record()
+OUTCOMES = RECORD.tests
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -53,6 +53,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     needs = sorted({cap for mark in item.iter_markers("needs") for cap in mark.args})
     if needs:
         item.user_properties.append((NEEDS, ",".join(needs)))
+    if item.get_closest_marker("stateful") is not None:
+        item.user_properties.append((SHRINKS, MACHINE))
+    elif is_hypothesis_test(getattr(item, "obj", None)):
+        item.user_properties.append((SHRINKS, EXAMPLE))
+    vector = item.get_closest_marker("vector")
+    if vector is not None:
+        item.user_properties.append((VECTOR, vector.args[0]))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -68,7 +75,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, None]:
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Each test's outcome, for --outcomes (under xdist, the controller sees every worker's reports)."""
     entry = OUTCOMES.setdefault(report.nodeid, {"outcome": "passed"})
-    entry.update((name, value) for name, value in report.user_properties if name in (ENGINE_CALLS, NEEDS))
+    entry.update((name, value) for name, value in report.user_properties if name in PROPERTIES)
     if hasattr(report, "wasxfail"):
         entry["outcome"] = "xfailed" if report.skipped else "xpassed"
         entry["detail"] = str(report.wasxfail)
@@ -91,29 +98,34 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    SELECTED[:] = [item.nodeid for item in session.items]
+    RECORD.selected[:] = [item.nodeid for item in session.items]
+    RECORD.evidence[:] = [item.nodeid for item in session.items if item.get_closest_marker("evidence") is not None]
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     """Under xdist, the controller's view of a worker's collection: the tests selected (every worker
     collects the same)."""
-    SELECTED[:] = list(ids)
+    RECORD.selected[:] = list(ids)
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
-    DESELECTED[0] += len(items)
+    RECORD.deselected += len(items)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    DESELECTED[0] = max(DESELECTED[0], int(getattr(node, "workeroutput", {}).get("deselected", 0)))
+    """Under xdist, what a worker's collection found that the controller's view of it lacks (every worker collects the same)."""
+    output = getattr(node, "workeroutput", {})
+    RECORD.deselected = max(RECORD.deselected, int(output.get("deselected", 0)))
+    RECORD.covered = max(RECORD.covered, int(output.get("covered", 0)))
+    RECORD.evidence[:] = RECORD.evidence or list(output.get("evidence", []))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if hasattr(session.config, "workerinput"):  # an xdist worker: its deselections go to the controller
-        session.config.workeroutput["deselected"] = DESELECTED[0]  # type: ignore[attr-defined]
+    RECORD.covered = max(RECORD.covered, covered.COUNT[0])  # a worker's (or a run's without xdist) own count
+    if hasattr(session.config, "workerinput"):  # an xdist worker: what only its collection knows goes to the controller
+        session.config.workeroutput.update(deselected=RECORD.deselected, covered=RECORD.covered, evidence=RECORD.evidence)  # type: ignore[attr-defined]
     path = session.config.getoption("--outcomes")
     if path and not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist) writes it
-        with open(path, "w", encoding="utf-8") as out:
-            json.dump({"selected": SELECTED, "deselected": DESELECTED[0], "tests": OUTCOMES}, out, indent=1)
+        RECORD.write(path)

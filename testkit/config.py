@@ -26,6 +26,7 @@ from typing import Mapping
 from oracle.profile import Profile
 from oracle.profile import parse as parse_profile  # the edge: PAGED_PROFILE's text
 from wire.process import DEFAULT_TIMEOUT
+from wire.target import Impl, parse
 
 #: The numeric settings' defaults, as the documents give them (meta_tests/docs/test_documents.py checks them).
 DEFAULTS: dict[str, float] = {
@@ -105,6 +106,11 @@ class Config:
         if self.profile_source != PENDING:
             return self
         return replace(self, profile=declared or Profile(), profile_source=DEFAULT if declared is None else DECLARED)
+
+    @property
+    def implementation(self) -> Impl:
+        """`impl` taken apart (`wire.target.parse`): a module, or a driver's command."""
+        return parse(self.impl)
 
     @property
     def gate_shrink_seconds(self) -> float:

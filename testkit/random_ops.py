@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from paged_gate.chunks import make_chunk
+from testkit.chunks import make_chunk
 
 KINDS = ("add", "fork", "append", "append", "append", "free")
 

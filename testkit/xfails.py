@@ -13,6 +13,8 @@ test. A listed test that fails another way is a failure, and so is one that pass
 `strict=True`: the entry must go). A whole file, a class, a parametrised test without its parameters, and
 a test the run does not collect (in a file it collects, or in a file that is gone) are usage errors: the
 first three would hide every other failure in the tests they name, the last is stale.
+The suite applies the file (tests/plugins/expected_failures.py); the gate counts what it lists
+(paged_gate/conformance.py): both read it with `parse`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ OBSERVABLE = (
     "or the whole first line of an exception that is not an AssertionError (e.g. DriverError: request 3 (stats 0): no answer)"
 )
 STALE = "names no test this run collects: take its entry off the list (or give the id the test has now)"
+LISTED_PASSED = "outcome=passed, but should be the failure"  # how the suite reports a listed test that passed
 _SEPARATOR = re.compile(r"\s+#\s+")
 _TYPED = re.compile(r"([A-Za-z_][\w.]*): \S")  # an exception's type, as failure_message writes it, and its message
 _ONE_FORMAT = re.compile(r"(?P<what>[\[(A-Za-z_].*?)=(?P<got>\S.*?), but should be (?P<want>\S.*)")
@@ -117,6 +120,21 @@ def parse(text: str, path: str) -> dict[str, Entry]:
             raise BadEntry(f"{where}: {node} is listed twice (first at {out[node].where})")
         out[node] = Entry(node, expects, why, where)
     return out
+
+
+def read(path: str) -> dict[str, Entry]:
+    """The entries of the xfails file at path; OSError or BadEntry when it cannot be used."""
+    with open(path, encoding="utf-8") as text:
+        return parse(text.read(), path)
+
+
+def listed(path: str | None) -> frozenset[str]:
+    """The tests an xfails file lists; none for no file, or one that cannot be read or parsed (the suite's run
+    refuses such a file with a usage error, before any test)."""
+    try:
+        return frozenset(read(path)) if path else frozenset()
+    except (OSError, BadEntry):
+        return frozenset()
 
 
 def refused(entries: dict[str, Entry], collected: Iterable[str], root: Path, partly: Iterable[str] = ()) -> list[str]:
