@@ -82,7 +82,7 @@ def parse(text: str, base: Profile | None = None) -> Profile:
     """`OPTION=VALUE,...` (commas or spaces between settings) over `base` (default: the default profile).
 
     The one parser of a profile's text. Only the edges call it (a command line's --profile, PAGED_PROFILE
-    in paged_gate.config); a port's declaration is read by `declared`."""
+    in testkit.config); a port's declaration is read by `declared`."""
     values = {f.name: getattr(base or Profile(), f.name) for f in fields(Profile)}
     for item in text.replace(",", " ").split():
         option, sep, value = item.partition("=")
@@ -95,7 +95,7 @@ def parse(text: str, base: Profile | None = None) -> Profile:
 def declared(port: object) -> Profile | None:
     """The profile a port declares, None when it declares none: its `PROFILE` attribute (a Python module's;
     a driver wrapped as a module, wire.remote.ExecImpl, gives its hello's words), or that text itself
-    (a driver's hello words, comma-joined, as paged_gate.target keeps them). Parsed once per text."""
+    (a driver's hello words, comma-joined, as wire.target.Target keeps them). Parsed once per text."""
     return _declaration(port if isinstance(port, str) else str(getattr(port, "PROFILE", "") or ""))
 
 

@@ -42,7 +42,7 @@ class StopsSlidingWindow(StopsAtARelease, SlidingWindow):
     pass
 
 
-STOPS = {FullAttention: StopsFullAttention, SlidingWindow: StopsSlidingWindow}
+STOPS: dict[type[Group], type[Group]] = {FullAttention: StopsFullAttention, SlidingWindow: StopsSlidingWindow}
 
 
 class PagedKVCache(paged.PagedKVCache):

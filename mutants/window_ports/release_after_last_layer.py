@@ -34,7 +34,7 @@ class LateSlidingWindow(AfterTheLastLayer, SlidingWindow):
     pass
 
 
-LATE = {FullAttention: LateFullAttention, SlidingWindow: LateSlidingWindow}
+LATE: dict[type[Group], type[Group]] = {FullAttention: LateFullAttention, SlidingWindow: LateSlidingWindow}
 
 
 class PagedKVCache(paged.PagedKVCache):

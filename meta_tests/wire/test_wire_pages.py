@@ -14,7 +14,7 @@ import pytest
 
 import paged
 from oracle.id_renaming import BlockNames
-from paged_gate.chunks import make_chunk
+from testkit.chunks import make_chunk
 from wire.codec import PAGE_TABLES
 from wire.record import Recorder
 from wire.remote import ExecImpl
