@@ -287,24 +287,7 @@ def test_the_whole_gate_ends_at_the_first_failing_vector(tmp_path: Path) -> None
     assert (tmp_path / "t.txt").read_bytes() == (vectors_dir() / f"{first}.txt").read_bytes()
 
 
-# Modules that end the process, or never return: on import, or at a call (stats(), which every vector
-# and test makes). None of them may get exit 0.
-ENDINGS = {
-    "exits_on_import": "import sys\nsys.exit(0)\n",
-    "os_exits_on_import": "import os\nos._exit(0)\n",
-    "hangs_on_import": "import time\ntime.sleep(600)\n",
-    "exits_at_a_call": "import sys\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        sys.exit(0)\n",
-    "os_exits_at_a_call": "import os\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        os._exit(0)\n",
-    "hangs_at_a_call": "import time\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        time.sleep(600)\n",
-    "crashes_at_a_call": "import os, signal\nfrom paged import OutOfBlocks, PagedKVCache as Base\n\n\nclass PagedKVCache(Base):\n    def stats(self):\n        os.kill(os.getpid(), signal.SIGSEGV)\n",
-}
-
-
-def write_endings(folder: Path) -> None:
-    for name, text in ENDINGS.items():
-        (folder / f"{name}.py").write_text(text)
-
-
+# Modules that end the process, or never return, on import or at a call (mutants/ports): none may get exit 0.
 @pytest.mark.parametrize("name, code, says", [
     ("exits_on_import", 2, "importing 'exits_on_import' raised SystemExit(0)"),
     ("os_exits_on_import", 2, "ended (exit status 0) while reaching the implementation"),
@@ -315,7 +298,6 @@ def write_endings(folder: Path) -> None:
     ("hangs_at_a_call", 2, "the vectors step took longer than 3 s (--timeout)"),
 ])
 def test_an_implementation_that_ends_the_process_never_passes(name: str, code: int, says: str, tmp_path: Path) -> None:
-    write_endings(tmp_path)
     ci_gate = suite_root() / "ci" / "gate"  # in a checkout; the installed gate is the slow test's
     command = [sys.executable, str(ci_gate)] if ci_gate.is_file() else None
     # Short limits only where the module hangs: a loaded machine may take seconds to start the others.
@@ -329,7 +311,6 @@ def test_an_implementation_that_ends_the_process_never_passes(name: str, code: i
 
 def test_a_suite_that_ends_without_its_record_never_passes(tmp_path: Path) -> None:
     """os._exit(0) in a test ends pytest (-n 0: no worker to replace) with status 0 and no outcomes record."""
-    write_endings(tmp_path)
     run = gate("--impl", "os_exits_at_a_call", "--", "tests/test_catalog.py", "-k", "free_restores", "-n", "0", cwd=tmp_path)
     assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), run.stdout[-2000:]
     assert "pytest exit 0 (success) with no outcomes record" in run.stdout

@@ -1,7 +1,7 @@
 """ci/engines narrows a window adapter's gate to the tests that need sliding_window only on behaviour shown equal
 to its base's (mutants/engines/behaviour.py, `same_as_base` in mutants/engines/runner.py), never on its class
-alone: a cache that drops prefix caching is refused, on our cache and on issue 52's held-out adapter
-(mutants/ports/vllm_window_without_caching.py, vLLM's own backend class without prefix caching).
+alone: a cache that drops prefix caching is refused, on our cache (mutants/ports/no_caching.py) and on issue 52's
+held-out adapter (mutants/ports/vllm_window_without_caching.py, vLLM's own backend class without prefix caching).
 """
 
 from __future__ import annotations
@@ -12,21 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 
 import paged
 from mutants.engines.behaviour import NEEDED, first_difference
+from mutants.ports import no_caching
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class _NoCaching(paged.PagedKVCache):
-    """Our cache with prefix caching dropped whatever it is asked: the held-out adapter's bug, on our cache."""
-
-    def __init__(self, *sizes: Any, prefix_caching: bool = False, **kwargs: Any) -> None:
-        super().__init__(*sizes, prefix_caching=False, **kwargs)
 
 
 def module(name: str, cache: type) -> ModuleType:
@@ -40,7 +33,7 @@ def test_the_same_cache_behaves_the_same_and_the_script_shows_what_narrowing_ski
 
 
 def test_a_cache_without_prefix_caching_does_not_behave_as_its_base() -> None:
-    differs = first_difference(module("no_caching", _NoCaching), module("base", paged.PagedKVCache))
+    differs = first_difference(module("no_caching", no_caching.PagedKVCache), module("base", paged.PagedKVCache))
     assert differs.startswith("response='ok "), differs
     assert ", but should be 'ok " in differs and "base's [prefix-random-1, request " in differs, differs
 
@@ -48,7 +41,7 @@ def test_a_cache_without_prefix_caching_does_not_behave_as_its_base() -> None:
 def test_a_script_that_shows_no_hit_proves_nothing() -> None:
     """Two caches that both drop prefix caching agree on every call, yet the script showed no hit on the base:
     refused, since equal answers then say nothing of prefix caching."""
-    differs = first_difference(module("no_caching", _NoCaching), module("base", _NoCaching))
+    differs = first_difference(module("no_caching", no_caching.PagedKVCache), module("base", no_caching.PagedKVCache))
     assert differs.startswith("the script showed no a prefix hit") and NEEDED, differs
 
 

@@ -7,17 +7,16 @@ lifetime), the oracle's `reuse` and `duplicates` choices on hand-worked sessions
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import pytest
 
-import paged
 from oracle import ModelKVCache
 from oracle.profile import Profile, ProfileError, parse
 from oracle.id_renaming import BlockNames
 import explorer
+from mutants.ports import shifted_ids
 from wire.transcript import Transcript, parse as parse_transcript, replay, written_for_another
 
 pytestmark = pytest.mark.oracle
@@ -194,16 +193,8 @@ def test_a_replay_refuses_ids_outside_the_pool_under_every_profile(exact_ids: bo
         assert mismatch.why == "block_table[0]=2, but should be a block id of the pool, 0..1 (num_blocks=2)"
 
 
-class _ShiftedIds(paged.PagedKVCache):
-    """paged's cache reporting every block id one too high, 1 .. N (mutants/ports/shifted_ids)."""
-
-    def block_table(self, seq_id: int) -> Any:
-        return (super().block_table(seq_id) + 1).astype(np.int32)
-
-
 def test_the_explorer_refuses_ids_outside_the_pool_under_allocation_any() -> None:
-    module = SimpleNamespace(PagedKVCache=_ShiftedIds, OutOfBlocks=paged.OutOfBlocks, __name__="shifted")
-    result = explorer.explore(explorer.ModulePort(module), explorer.Geometry(2, 1, 1, 1, 1), 4, profile=parse("allocation=any"))
+    result = explorer.explore(explorer.ModulePort(shifted_ids), explorer.Geometry(2, 1, 1, 1, 1), 4, profile=parse("allocation=any"))
     assert result.failure is not None and result.failure.path == [("add_seq", 0), ("append", 0, 0, 2)], result
     assert result.failure.what.startswith("block_table(0)[1]=2, but should be a block id of the pool, 0..1 (num_blocks=2) [block_table(0), after append(0, 0, T=2)]"), result.failure.what
 

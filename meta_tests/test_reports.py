@@ -1,7 +1,7 @@
 """How the suite's failures read: a state machine's failure in the wire's terms (`machines.report`).
 
-Run on a broken oracle made here, not on the implementation under test, so it checks the
-report alone and passes or fails the same for every implementation.
+Run on a broken oracle (mutants/ports/seq_len_one_too_many.py), not on the implementation under
+test, so it checks the report alone and passes or fails the same for every implementation.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import sys
 import types
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import Phase, settings
@@ -19,22 +18,9 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from tests import harness
 import oracle.as_impl
+from mutants.ports.seq_len_one_too_many import SeqLenOneTooMany
 from tests.machines import CacheMachine, report
 from wire.transcript import read
-
-
-class SeqLenOneTooMany:
-    """The oracle with one breach any profile sees: seq_len answers one more from length 2 on."""
-
-    def __init__(self, inner: Any, *sizes: Any, **kwargs: Any) -> None:
-        self._inner = inner(*sizes, **kwargs)
-
-    def seq_len(self, *args: Any) -> int:
-        length = int(self._inner.seq_len(*args))
-        return length + 1 if length >= 2 else length
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
 
 def test_a_failure_shows_the_requests_before_the_rule_names(monkeypatch: pytest.MonkeyPatch) -> None:

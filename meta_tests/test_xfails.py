@@ -2,9 +2,9 @@
 
 Parsing refuses a file, a class, a line without its expected failure or reason, a test listed twice,
 and (when the tests are collected) a parametrised test without its parameters. Run as a command on a
-tiny implementation whose one test fails one way or another (TINY_WAY): the listed way is an expected
-failure, recorded with its actual message; the other way fails, with both texts; a listed test that
-passes is an xpass. Marked `gate` (our tooling, in subprocesses that import the unmutated paged).
+tiny implementation (mutants/ports/tiny_way.py) whose one test fails one way or another (TINY_WAY): the
+listed way is an expected failure, recorded with its actual message; the other way fails, with both
+texts; a listed test that passes is an xpass. Marked `gate` (our tooling, in subprocesses that import the unmutated paged).
 """
 
 from __future__ import annotations
@@ -28,25 +28,10 @@ if harness.impl_name() != "paged":  # one skip for the module, as test_gate does
     pytest.skip("the suite's own tests of --xfails: run with --impl=paged", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parent.parent
+PORTS = ROOT / "mutants" / "ports"  # tiny_way.py, the tiny cache that fails one way or another (TINY_WAY)
 HAND = "tests/test_catalog.py::test_hand_example_block_table"
 PASSING = "tests/test_catalog.py::test_gather_preserves_head_token_dimension_order"
 FREE_WAY = "num_free_blocks()=4, but should be 3"  # the tiny cache's "free" way, as the catalog reports it
-
-# One extra free block reported (TINY_WAY=free), or every table entry shifted by one (TINY_WAY=table).
-TINY = '''
-import os
-import numpy as np
-import paged
-from paged import OutOfBlocks
-
-class PagedKVCache(paged.PagedKVCache):
-    def num_free_blocks(self) -> int:
-        return super().num_free_blocks() + (os.environ["TINY_WAY"] == "free")
-
-    def block_table(self, seq_id):
-        return (super().block_table(seq_id) + (os.environ["TINY_WAY"] == "table")).astype(np.int32)
-'''
-
 
 def test_an_entry_is_a_test_its_expected_failure_and_why() -> None:
     text = f"# a comment\n\n{HAND}  # expects: {FREE_WAY}  # the pool # counts one more\n{PASSING} # expects: x=1, but should be 2 # y\n"
@@ -86,11 +71,10 @@ def test_an_exception_groups_members_are_in_the_message() -> None:
 
 def suite(tmp_path: Path, way: str, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, dict[str, str]]]:
     """pytest on HAND and PASSING against the tiny cache failing `way`, with both listed; its run and outcomes."""
-    (tmp_path / "tiny_way.py").write_text(TINY)
     listed = tmp_path / "xfails.txt"
     listed.write_text(f"{HAND}  # expects: {FREE_WAY}  # one free block too many\n{PASSING}  # expects: anything=1, but should be 2  # listed, but passes\n")
     outcomes = tmp_path / "outcomes.json"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep), TINY_WAY=way)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(PORTS), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep), TINY_WAY=way)
     env.pop("PAGED_PROFILE", None)
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--impl=tiny_way", f"--xfails={listed}", f"--outcomes={outcomes}", *args, HAND, PASSING]
     run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

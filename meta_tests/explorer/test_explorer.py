@@ -1,5 +1,5 @@
-"""The bounded exhaustive explorer (explorer/) itself, on broken implementations made here or in
-mutants/ports: it finds a shortest failing sequence (also one that goes back to a state seen before, and
+"""The bounded exhaustive explorer (explorer/) itself, on the broken ports of mutants/ports (and, for the
+copier, caches here that answer as paged but keep state of their own): it finds a shortest failing sequence (also one that goes back to a state seen before, and
 one that only a block size that is not a power of two shows), claims no more than it walked, writes the
 failure as a transcript that replays to the same difference (under the port's profile), copies a
 module's caches field for field, and catches a copy that is not faithful. These test the explorer's
@@ -31,6 +31,14 @@ PORTS = Path(__file__).resolve().parents[2] / "mutants" / "ports"  # the broken 
 BASE = explorer.GEOMETRIES[0]
 
 
+def example(name: str) -> Any:
+    sys.path.insert(0, str(PORTS))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(PORTS))
+
+
 @pytest.mark.oracle
 def test_geometry_names_are_test_ids() -> None:
     names = [g.name for g in explorer.GEOMETRIES]
@@ -44,12 +52,7 @@ def test_a_window_the_port_ignores_is_found() -> None:
     """With --sliding-window, the oracle and the port are both made with the window: a cache that takes the
     keyword and ignores it (every block kept, gather of every position) fails within 2 calls (an append of
     B + 1 positions, then its gather); the windowed names and transcript say the window."""
-
-    class Ignoring(paged.PagedKVCache):
-        def __init__(self, *sizes: Any, prefix_caching: bool = False, sliding_window: Any = None) -> None:
-            super().__init__(*sizes, prefix_caching=prefix_caching)
-
-    module = SimpleNamespace(PagedKVCache=Ignoring, OutOfBlocks=paged.OutOfBlocks, __name__="ignoring")
+    module = example("ignores_the_window")
     (g,) = explorer.windowed([BASE], 2)
     assert (g.name, g.needs, g.options) == ("N3-B2-L2-H1-D1-W2", frozenset({"sliding_window"}), {"sliding_window": 2})
     result = explorer.explore(explorer.ModulePort(module), g, 3)
@@ -73,14 +76,6 @@ def test_a_window_the_port_does_not_announce_walks_nothing_and_says_so(tmp_path:
     assert explorer.main(["--impl", "no_window", "--sliding-window", "2", "--depth", "2", "--quiet"]) == 2
     assert "nothing walked" in capsys.readouterr().out
     assert explorer.main(["--impl", "no_window", "--depth", "2", "--quiet", "--geometry", "1"]) == 0
-
-
-def example(name: str) -> Any:
-    sys.path.insert(0, str(PORTS))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(PORTS))
 
 
 @pytest.mark.oracle
@@ -289,16 +284,9 @@ def test_the_oracles_copy_shares_nothing_that_changes() -> None:
     assert state.key(model, False) == key != state.key(clone, False)
 
 
-class _Renamed(paged.PagedKVCache):
-    """paged's cache seen through a renaming of block ids (b -> N-1-b): a port with another allocation order."""
-
-    def block_table(self, seq_id: int) -> Any:
-        return (self.num_blocks - 1 - super().block_table(seq_id)).astype(np.int32)
-
-
 @pytest.mark.oracle
 def test_allocation_any_compares_tables_up_to_a_renaming() -> None:
-    module = SimpleNamespace(PagedKVCache=_Renamed, OutOfBlocks=paged.OutOfBlocks, __name__="renamed")
+    module = example("renamed_ids")
     exact = explorer.explore(explorer.ModulePort(module), BASE, 3)
     assert exact.failure is not None and exact.failure.what.startswith("block_table(0)[0]=2, but should be 0 [block_table(0), after "), exact.failure
     renamed = explorer.explore(explorer.ModulePort(module), BASE, 4, profile=Profile(allocation="any"))
@@ -307,34 +295,16 @@ def test_allocation_any_compares_tables_up_to_a_renaming() -> None:
     assert renamed.states <= explorer.explore(explorer.ModulePort(paged), BASE, 4).states
 
 
-class _RenamedAndStale(_Renamed):
-    """Block ids renamed (legal under allocation=any) and the stale-state bug of mutants/ports/stale_freed_id."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.freed: set[int] = set()
-
-    def free(self, seq_id: int) -> None:
-        super().free(seq_id)
-        self.freed.add(seq_id)
-
-    def append(self, seq_id: int, layer: int, k: Any, v: Any) -> None:
-        if seq_id in self.freed:
-            k, v = v, k
-        super().append(seq_id, layer, k, v)
-
-
 @pytest.mark.oracle
 def test_the_replay_under_allocation_any_blames_the_data_not_the_ids(tmp_path: Path) -> None:
     """A port that declared allocation=any and answers its ids legally: the replay of its failure names the
     gather that differs, never the allocation order (issue 29)."""
-    module = SimpleNamespace(PagedKVCache=_RenamedAndStale, OutOfBlocks=paged.OutOfBlocks, __name__="renamed_and_stale")
-    sys.modules["renamed_and_stale"] = module  # type: ignore[assignment]
+    sys.path.insert(0, str(PORTS))
     try:
         results = explorer.run("renamed_and_stale", 4, [BASE], profile=Profile(allocation="any"))
         ok, lines = explorer.report(results, "renamed_and_stale", str(tmp_path / "t.txt"))
     finally:
-        del sys.modules["renamed_and_stale"]
+        sys.path.remove(str(PORTS))
     text = "\n".join(lines)
     assert not ok and "lowest-free" not in text and "allocation=any" not in text.split("what differs", 1)[1], text
     assert "request " in text and "(gather " in text and "k[head=0, pos=0, dim=0]=" in text, text
@@ -378,48 +348,21 @@ def test_through_a_driver_the_same_failure_is_found(monkeypatch: pytest.MonkeyPa
     assert stale.failure is not None and stale.failure.path == [("add_seq", 0), ("free", 0), ("add_seq", 0), ("append", 0, 0, 1)]
 
 
-class _LiveIdAddedAgain(paged.PagedKVCache):
-    """paged's cache, where adding a live id again starts it afresh instead of raising ValueError."""
-
-    def add_seq(self, seq_id: int, tokens: Any = ()) -> int:
-        if seq_id in [s for s in range(3) if self._live(s)]:
-            self.free(seq_id)
-        return super().add_seq(seq_id, tokens)
-
-    def _live(self, s: int) -> bool:
-        try:
-            self.seq_len(s)
-        except KeyError:
-            return False
-        return True
-
-
 @pytest.mark.oracle
 def test_a_wrong_error_kind_is_a_two_call_failure(tmp_path: Path) -> None:
-    module = SimpleNamespace(PagedKVCache=_LiveIdAddedAgain, OutOfBlocks=paged.OutOfBlocks, __name__="live_again")
-    result = explorer.explore(explorer.ModulePort(module), BASE, 4)
+    result = explorer.explore(explorer.ModulePort(example("live_id_added_again")), BASE, 4)
     assert result.failure is not None and result.failure.calls == 2
     assert result.failure.path == [("add_seq", 0), ("add_seq", 0)]
     assert result.failure.what == "answer=ok 0, but should be err invalid_argument [add_seq(0)]"
-    ok, lines = explorer.report([result], "live_again", str(tmp_path / "t.txt"))
+    ok, lines = explorer.report([result], "live_id_added_again", str(tmp_path / "t.txt"))
     assert not ok and (tmp_path / "t.txt").exists()
     assert any("failing sequence (2 calls" in line for line in lines)
-
-
-class _ParentAfterChild(paged.PagedKVCache):
-    """paged's cache, where fork checks the child before the parent (CONTRACT.md "Which error wins": the parent first)."""
-
-    def fork(self, parent: int, child: int) -> None:
-        if child in self._seqs:
-            raise ValueError(f"sequence {child} is already live")
-        super().fork(parent, child)
 
 
 def test_two_faults_in_one_call_are_tried() -> None:
     """An unknown parent onto a live child must be unknown_sequence: the explorer sends that call, and a
     cache with the other order fails it after the one call that makes the child live."""
-    module = SimpleNamespace(PagedKVCache=_ParentAfterChild, OutOfBlocks=paged.OutOfBlocks, __name__="parent_after_child")
-    result = explorer.explore(explorer.ModulePort(module), BASE, 3)
+    result = explorer.explore(explorer.ModulePort(example("parent_after_child")), BASE, 3)
     assert result.failure is not None and result.failure.calls == 2, result.failure
     (first, second) = result.failure.path
     assert first[0] == "add_seq" and second == ("fork", second[1], first[1]), result.failure.path

@@ -1,0 +1,8 @@
+"""A deliberately broken implementation:
+it ends the process (sys.exit(0)) as it is imported.
+meta_tests/test_gate.py::test_an_implementation_that_ends_the_process_never_passes shows the gate never passes it.
+"""
+
+import sys
+
+sys.exit(0)
