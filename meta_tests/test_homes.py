@@ -1,6 +1,6 @@
 """One home for broken implementations (issue 50): mutants/ (ports/, window_ports/, drivers/, the planted
-patches). No module of meta_tests/ or tests/ writes a cache of its own, except the few in ALLOWED, each with
-why it is not a broken one.
+patches). No module of meta_tests/, tests/ or ci/ writes a cache of its own, except the few in ALLOWED, each
+with why it is not a broken one.
 
 Read from the AST: a class is a cache when it is named PagedKVCache, derives from a class whose name ends in
 KVCache (paged's, the oracle's) or from a cache of its own module, or defines one of the contract's calls; a
@@ -42,6 +42,7 @@ ALLOWED = {
     "tests/oracle_ids.py::PagedKVCache": "the suite's oracle under allocation=any, as an implementation module",
     "tests/programs.py::InStep": "the cache under test in step with the model, for the toy decoder",
     "tests/test_attention.py::KernelTwin": "the cache under test beside the contiguous one, checking each decode",
+    "ci/examples/free_queue.py::PagedKVCache": "an example of a correct port (allocation=any): the gate passes it",
 }
 
 
@@ -70,9 +71,9 @@ def caches(tree: ast.Module) -> list[str]:
 
 
 def written_here() -> set[str]:
-    """Every cache written in meta_tests/ or tests/ (this module's examples of them aside), as `path::owner`."""
+    """Every cache written in meta_tests/, tests/ or ci/ (this module's examples of them aside), as `path::owner`."""
     seen: set[str] = set()
-    for path in sorted([*(ROOT / "meta_tests").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]):
+    for path in sorted(p for folder in ("meta_tests", "tests", "ci") for p in (ROOT / folder).rglob("*.py")):
         if path.resolve() == Path(__file__).resolve():
             continue
         for owner in caches(ast.parse(path.read_text(encoding="utf-8"))):
