@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import assertions, harness, xfails
+from testkit import xfails
+from tests import assertions, harness
 
 if sys.version_info < (3, 11):
     from exceptiongroup import ExceptionGroup  # Hypothesis's dependency before 3.11
