@@ -1,7 +1,7 @@
 """Hybrid models (CONTRACT.md "Hybrid models (opt-in)"), model-checked like the rest.
 
 `TestHybridMachine` and `TestHybridPrefixMachine` run the cache and prefix machines on caches of two or
-three groups (`machines.hybrid`): a full-attention group keeps its blocks while a window group lets
+three groups (`machines.hybrid`), `TestHybridEngine*` on engines' layouts (alternating, Gemma 3's, four groups): a full-attention group keeps its blocks while a window group lets
 blocks go within a few appends, prompts are served what every group can serve, refusals change no
 group. The tests below pin what the machines reach only by chance: the issue's example, the hits
 and the order of a free measured on vLLM 0.33.0, and the constructor's checks of `layer_windows`.
@@ -22,7 +22,7 @@ from tests import harness
 from tests import skips
 from tests.assertions import assert_equal, assert_raises
 from tests.machines import SETTINGS, floored
-from tests.machines.hybrid import HybridMachine, HybridPrefixMachine
+from tests.machines.hybrid import HybridEngineMachine, HybridEnginePrefixMachine, HybridMachine, HybridPrefixMachine
 from tests.programs import both, refused, run
 from wire.codec import new_fields
 
@@ -32,6 +32,10 @@ TestHybridMachine = pytest.mark.stateful(floored(HybridMachine))
 TestHybridMachine.settings = SETTINGS
 TestHybridPrefixMachine = pytest.mark.stateful(floored(HybridPrefixMachine))
 TestHybridPrefixMachine.settings = SETTINGS
+TestHybridEngineMachine = pytest.mark.stateful(floored(HybridEngineMachine))
+TestHybridEngineMachine.settings = SETTINGS
+TestHybridEnginePrefixMachine = pytest.mark.stateful(floored(HybridEnginePrefixMachine))
+TestHybridEnginePrefixMachine.settings = SETTINGS
 
 
 def one(value: float) -> np.ndarray:
