@@ -190,7 +190,7 @@ def test_bad_layer_windows_raise_the_contracts_errors(options: dict[str, Any], e
     assert_raises(want, f"PagedKVCache(4, 2, 2, 1, 1, **{options!r})", lambda: harness.impl().PagedKVCache(4, 2, 2, 1, 1, **options))
 
 
-@pytest.mark.parametrize("windows", [(None, None), (3, 3), [None, None]])
+@pytest.mark.parametrize("windows", [(None, None), (3, 3), [None, None], (np.int64(3), 3)])  # np.int64(3) and 3: one window
 def test_one_group_is_the_cache_without_layer_windows(windows: Any) -> None:
     """Every layer of one kind is one group: the same tables, lengths, stats and gathers as `sliding_window` (or
     nothing) gives, on the same calls."""
