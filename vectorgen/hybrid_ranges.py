@@ -11,6 +11,7 @@ from typing import Any
 
 from vectorgen.ranges import distinct
 from vectorgen.script import Script, Vector
+from vectorgen.wide_forks import fork_session
 
 VECTORS: list[Vector] = []
 
@@ -135,4 +136,52 @@ def windows_past_16_bits() -> Vector:
     return make
 
 
+def lengths(groups: int) -> Vector:
+    windows = {2: (None, 2), 3: (None, 3, 2)}[groups]
+
+    def make() -> Script:
+        s = Script(
+            f"range-hybrid-{groups}-groups-length-past-16-bits",
+            f"layer_windows={windows}, B = 1024: the last layer (a window of 2) grows to 65,537 positions, its length, its "
+            "group's table and the pool's counts checked past 127, 255, 32767 and 65535 (its window's start past 65,535 "
+            "too), while the other groups' layers hold a few positions and keep their blocks",
+            "integer-range hybrid",
+        )
+        c = s.new(70, 1024, groups, 1, 1, layer_windows=windows)
+        c.add_seq(0)
+        k, v = distinct(65_537, 150 + groups)
+        for layer in range(groups - 1):
+            c.append(0, layer, k[:, :3], v[:, :3])
+        at = 0
+        for end in (127, 128, 255, 256, 32767, 32768, 65535, 65536, 65537):
+            c.append(0, groups - 1, k[:, at:end], v[:, at:end])
+            at = end
+            c.seq_len(0, groups - 1)
+            c.block_table(0, groups - 1)
+            c.stats()
+        s.observe(c, [0])
+        return s
+
+    make.__name__ = f"hybrid_{groups}_lengths"
+    return make
+
+
+def wide_forks(groups: int) -> Vector:
+    windows = GROUPS[groups]
+
+    def make() -> Script:
+        s = Script(
+            f"range-hybrid-{groups}-groups-fork-of-wide-ids-then-free",
+            f"range-fork-of-wide-ids-then-free's session on layer_windows={windows}: forks of ids past 32 bits, the parent "
+            "freed while the child holds every group's blocks, copies on write, a fork to -2^63, frees",
+            "integer-range hybrid copy-on-write layers allocation-order",
+        )
+        fork_session(s, s.new(16, 2, groups, 1, 2, layer_windows=windows))
+        return s
+
+    make.__name__ = f"hybrid_{groups}_wide_forks"
+    return make
+
+
 VECTORS += [block_ids(2), block_ids(3), sequence_ids(2), sequence_ids(3), flat_index(2), flat_index(3), windows_past_16_bits()]
+VECTORS += [lengths(2), lengths(3), wide_forks(2), wide_forks(3)]
