@@ -1,4 +1,5 @@
-"""`HybridMachine` and `HybridPrefixMachine`: the cache and prefix machines on hybrid models.
+"""`HybridMachine` and `HybridPrefixMachine`: the cache and prefix machines on hybrid models (`HybridEngine*`: on
+engines' layouts, below).
 
 The same rules, invariants and comparisons as `CacheMachine` and `PrefixMachine`, on an
 implementation and an oracle both made with `layer_windows` (CONTRACT.md "Hybrid models"): two or
