@@ -133,12 +133,16 @@ WINDOW_GEOMETRIES: tuple[Geometry, ...] = (
 # group and a refusal that changes one group show within 3 calls; with prefix caching, prompts of up to
 # 4 tokens of one id: keys per group, a hit cut to what both groups serve (the fixed point: a prompt a
 # sequence wrote in one layer only), and the order a free gives blocks back across groups (which
-# pressure then evicts). The gate's depth-3 step walks the first two; --exhaustive and the suite all.
+# pressure then evicts). Three layers: a group whose layers have full attention between them, (2, None, 2), which
+# releases by its own layers whatever the one between holds; and three groups, (None, 2, 3), each releasing by its
+# own window. The gate's depth-3 step walks the first two; --exhaustive and the suite all.
 HYBRID_GEOMETRIES: tuple[Geometry, ...] = (
     Geometry(3, 1, 2, 1, 1, seq_ids=(0, 1), layer_windows=(None, 2)),
     Geometry(3, 1, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1), vocab=1, max_prompt=4, max_depth=5, tree_depth=3, layer_windows=(None, 2)),
     Geometry(3, 2, 2, 1, 1, seq_ids=(0, 1), max_depth=5, layer_windows=(2, None), quick=False),
     Geometry(4, 1, 2, 1, 1, prefix_caching=True, seq_ids=(0, 1), vocab=1, max_prompt=4, max_depth=5, tree_depth=3, layer_windows=(None, 3), quick=False),
+    Geometry(3, 1, 3, 1, 1, seq_ids=(0, 1), max_depth=5, tree_depth=3, layer_windows=(2, None, 2), quick=False),
+    Geometry(4, 1, 3, 1, 1, seq_ids=(0, 1), max_depth=5, tree_depth=3, layer_windows=(None, 2, 3), quick=False),
 )
 EVERY_GEOMETRY: tuple[Geometry, ...] = GEOMETRIES + WINDOW_GEOMETRIES + HYBRID_GEOMETRIES  # what `run` walks of them: those the port announces
 BAD_CHUNKS = ("2-D", "shapes differ", "wrong H", "wrong D", "T = 0")

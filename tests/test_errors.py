@@ -297,3 +297,64 @@ def test_wrong_heads_are_refused_when_the_token_count_is_the_head_count(impl: Mo
     run((cache, model), "add_seq", 0)
     refused((cache, model), ValueError, "append", 0, 0, k, v)
     assert_matches_model(cache, model)
+
+
+# CONTRACT.md "Inputs only Python can pass" (issue 52): points a port author had to guess, each as paged answers.
+
+
+@pytest.mark.python_surface
+def test_numpy_scalars_as_k_and_v(impl: ModuleType) -> None:
+    """k and v are what np.asarray makes of them: a NumPy scalar alone is 0-d (ValueError), NumPy scalars in nested
+    lists are an array of their common dtype (stored)."""
+    cache, model = both(impl, 4, 2, 1, 1, 1)
+    run((cache, model), "add_seq", 0)
+    refused((cache, model), ValueError, "append", 0, 0, np.float16(1.0), np.float16(2.0))
+    run((cache, model), "append", 0, 0, [[[np.float32(1.5)], [np.float16(-0.0)]]], [[[np.int8(3)], [np.float64(2.5)]]])
+    assert_matches_model(cache, model)
+
+
+@pytest.mark.python_surface
+@pytest.mark.parametrize("flag", [1, 0, None, "yes", np.bool_(True), np.bool_(False)], ids=repr)
+def test_prefix_caching_takes_only_a_bool(impl: ModuleType, flag: Any) -> None:
+    """prefix_caching is a Python bool: anything else, np.bool_ included, is TypeError, as the oracle raises."""
+    want = _error_of(lambda: harness.model(4, 2, 1, 1, 1, prefix_caching=flag))
+    assert_equal(f"the model's error for prefix_caching={flag!r}", want.__name__, "TypeError", "CONTRACT.md, Inputs only Python can pass")
+    assert_raises(want, f"PagedKVCache(4, 2, 1, 1, 1, prefix_caching={flag!r})", lambda: impl.PagedKVCache(4, 2, 1, 1, 1, prefix_caching=flag))
+
+
+@pytest.mark.python_surface
+@pytest.mark.parametrize("caching", [False, True], ids=["off", "prefix caching"])
+@pytest.mark.parametrize("tokens", [None, 5, 2.0], ids=repr)
+def test_tokens_that_are_not_iterable_are_a_type_error(impl: ModuleType, caching: bool, tokens: Any) -> None:
+    """add_seq's and extend's tokens must be iterable (None, an int: TypeError), prefix caching on or off; nothing changes."""
+    pair = both(impl, 4, 2, 1, 1, 1, prefix_caching=caching)
+    run(pair, "add_seq", 0, [1, 2])
+    refused(pair, TypeError, "add_seq", 1, tokens)
+    refused(pair, TypeError, "extend", 0, tokens)
+    refused(pair, ValueError, "add_seq", 0, tokens)  # the id first: live
+    assert_matches_model(*pair)
+
+
+@pytest.mark.python_surface
+def test_token_ids_past_64_bits_are_tokens_of_their_own(impl: ModuleType) -> None:
+    """A token id of 2^63 or more is a token, other than every id of the same low 63 or 64 bits."""
+    pair = both(impl, 16, 1, 1, 1, 1, prefix_caching=True)
+    wide = [2**63, 2**64 + 1, 2**70, 2**63 + 2]
+    for seq, prompt in enumerate((wide + [5], [t % 2**63 for t in wide] + [6], [t % 2**64 for t in wide] + [6], wide + [6])):
+        run(pair, "add_seq", seq, prompt)  # served: the oracle's count (4 only for the same wide ids)
+        run(pair, "append", seq, 0, *make_chunk(1, len(prompt) - pair[1].seq_len(seq), 1, seq, "float16"))
+    assert_matches_model(*pair)
+
+
+@pytest.mark.python_surface
+def test_sequence_ids_past_64_bits_are_sequences_of_their_own(impl: ModuleType) -> None:
+    """In process, an id outside the signed 64 bits is a sequence, other than every id of the same low bits."""
+    pair = both(impl, 16, 2, 1, 1, 1)
+    ids = [1, 2**64 + 1, -(2**64) + 1, 2**63, -(2**63) - 1, 2**100 + 1]
+    for n, seq in enumerate(ids):
+        run(pair, "add_seq", seq)
+        run(pair, "append", seq, 0, *make_chunk(1, 1, 1, n, "float16"))
+    run(pair, "free", 1)
+    run(pair, "fork", 2**64 + 1, 2**65)
+    refused(pair, KeyError, "seq_len", 1)
+    assert_matches_model(*pair)

@@ -11,7 +11,8 @@ One idea a module:
   (lowest free, copy on write, a pool of one block), `ranges` (the integer widths), `wide_forks`
   (a fork of a 64-bit id, then a free, writes and gathers), `random_sessions`, `prefix` (prefix
   caching), `window` (the sliding window, with prefix caching too), `hybrid` (hybrid models: a vector a rule of
-  CONTRACT.md's section), `float16` (NaN payloads,
+  CONTRACT.md's section), `hybrid_ranges` (the integer widths on two and three groups), `hybrid_shapes` (hybrid
+  models at engines' layouts), `float16` (NaN payloads,
   infinities, subnormals, -0.0 kept bit for bit), `geometry` (the geometries real engines run), `page_tables`
   (the page tables a kernel reads: `page_table`, `slot_mapping`, `kv_pages`);
 - `corpus`: every family's vectors as files (one per profile value the answers depend on) and

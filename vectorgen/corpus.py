@@ -9,8 +9,8 @@ from typing import Iterable
 
 from oracle.profile import OPTIONS, Profile
 from vectorgen import (
-    allocation, errors, float16, geometry, hybrid, page_tables, pitfalls, prefix, protocol, random_sessions, ranges, wide_forks, window,
-    window_ranges,
+    allocation, errors, float16, geometry, hybrid, hybrid_ranges, hybrid_shapes, page_tables, pitfalls, prefix, protocol,
+    random_sessions, ranges, wide_forks, window, window_ranges,
 )
 from vectorgen.flags import FLAGS
 from vectorgen.script import Script, Vector
@@ -18,8 +18,8 @@ from wire.transcript import Transcript
 
 # The families, in the order their vectors are written (and listed in NOTES.md).
 FAMILIES = (
-    pitfalls, errors, protocol, allocation, ranges, wide_forks, random_sessions, prefix, window, window_ranges, hybrid, float16, geometry,
-    page_tables,
+    pitfalls, errors, protocol, allocation, ranges, wide_forks, random_sessions, prefix, window, window_ranges, hybrid, hybrid_ranges,
+    float16, geometry, hybrid_shapes, page_tables,
 )
 
 # The profile options whose values change a prefix-caching vector's answers (allocation never does:

@@ -185,6 +185,29 @@ def hybrid_fixed_point(s: Script) -> None:
 
 
 @hybrid_vector(
+    "fixed-point-narrowed-in-turn",
+    "B = 1, layer_windows=(3, 2), prefix caching, two window groups: group 0 keys 1..6, group 1 keys 1..9 less the "
+    "two pressure evicted (5 and 6); a prompt of 10 tokens is narrowed to 6 by group 0, then to 4 by group 1, and "
+    "the fixed point asks group 0 again at 4: it serves keys 3 and 4 (2 entries of -1), not its hit at 6 cut short",
+    "prefix-caching allocation-order",
+)
+def hybrid_narrowed_in_turn(s: Script) -> None:
+    c = s.new(20, 1, 2, 1, 1, prefix_caching=True, layer_windows=(3, 2))
+    prompt = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    c.add_seq(0, prompt)
+    c.append(0, 1, *chunk(1, 7, 1, 1100))  # group 1 releases entries 5 .. 0 in that order: 5 and 4 cached first
+    c.append(0, 1, *chunk(1, 2, 1, 1101))
+    c.append(0, 0, *chunk(1, 6, 1, 1102))  # group 0 registers keys 1..6
+    s.observe(c, [0])
+    pressure = c.stats()["free"] + 2  # the free blocks, then the two oldest cached: group 1's entries 5 and 4
+    c.add_seq(1, [20] * pressure)
+    c.append(1, 1, *chunk(1, pressure, 1, 1103))
+    s.observe(c, [0, 1])
+    c.add_seq(2, prompt + [10])
+    s.observe(c, [0, 1, 2])
+
+
+@hybrid_vector(
     "eviction-order-across-groups",
     "B = 1, layer_windows=(None, 2), prefix caching: one eviction order for the whole pool, the order blocks became "
     "cached whatever their group: window blocks released (and cached) during decoding go before the full-attention "
@@ -200,6 +223,40 @@ def hybrid_eviction(s: Script) -> None:
         prompt_in(s, c, 10 + n, [9, 9, 9], 2, 810 + 10 * n, dims=1)
         c.stats()
     prompt_in(s, c, 20, [1, 2, 3, 4, 5, 6], 2, 860, dims=1)
+
+
+@hybrid_vector(
+    "group-of-layers-apart",
+    "B = 1, layer_windows=(2, None, 2): layers 0 and 2 are one group with full attention between them; the group "
+    "releases by the shorter of its own two layers, whatever the length of layer 1 (still empty, then behind, then "
+    "ahead); block_table C S 2 is block_table C S 0",
+    "layers allocation-order",
+)
+def hybrid_layers_apart(s: Script) -> None:
+    c = s.new(16, 1, 3, 1, 1, layer_windows=(2, None, 2))
+    c.add_seq(0)
+    for n, (layer, tokens) in enumerate(((0, 5), (2, 4), (2, 2), (1, 2), (0, 1), (1, 6))):
+        c.append(0, layer, *chunk(1, tokens, 1, 950 + n))
+        c.block_table(0, 2)
+        s.observe(c, [0])
+
+
+@hybrid_vector(
+    "free-order-three-groups",
+    "B = 2, layer_windows=(None, 16, 32), prefix caching: free lets go of group 0's table, then group 1's, then group "
+    "2's, each tail first, so the blocks become cached in that order; one-block prompts of other tokens then take the "
+    "free blocks and evict the cached ones in that order (their tables show which), and the prompt again is served "
+    "what is left in every group",
+    "prefix-caching allocation-order",
+)
+def hybrid_free_order(s: Script) -> None:
+    c = s.new(14, 2, 3, 1, 1, prefix_caching=True, layer_windows=(None, 16, 32))
+    prompt_in(s, c, 0, [1, 2, 3, 4, 5, 6, 7], 3, 1000, dims=1)  # 4 blocks a group, 3 of them full
+    c.free(0)
+    c.stats()
+    for n in range(4):
+        prompt_in(s, c, 10 + n, [20 + n] * 3, 3, 1010 + 10 * n, dims=1)
+    prompt_in(s, c, 20, [1, 2, 3, 4, 5, 6, 7], 3, 1060, dims=1)
 
 
 @hybrid_vector(

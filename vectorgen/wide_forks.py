@@ -8,6 +8,8 @@ tests/test_widths.py replays it with the other `range-*` vectors.
 
 from __future__ import annotations
 
+from typing import Any
+
 from vectorgen.float16 import any_bits
 from vectorgen.script import Script, Vector, scripted
 
@@ -25,7 +27,11 @@ PARENT, CHILD, LOW, OTHER, LAST = 2**32 + 3, 2**63 - 1, 3, 2**32 + 4, -(2**63)
     "integer-range copy-on-write layers allocation-order",
 )
 def wide_forks(s: Script) -> None:
-    c = s.new(8, 2, 2, 1, 2)
+    fork_session(s, s.new(8, 2, 2, 1, 2))
+
+
+def fork_session(s: Script, c: Any) -> None:
+    """The session on cache c (two layers or more, B = 2, D = 2, a pool of 8 blocks or more)."""
     c.add_seq(PARENT)
     for layer in (0, 1):
         c.append(PARENT, layer, *any_bits(1, 3, 2, 10 + layer))  # blocks 0, 1

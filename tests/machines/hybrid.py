@@ -1,4 +1,5 @@
-"""`HybridMachine` and `HybridPrefixMachine`: the cache and prefix machines on hybrid models.
+"""`HybridMachine` and `HybridPrefixMachine`: the cache and prefix machines on hybrid models (`HybridEngine*`: on
+engines' layouts, below).
 
 The same rules, invariants and comparisons as `CacheMachine` and `PrefixMachine`, on an
 implementation and an oracle both made with `layer_windows` (CONTRACT.md "Hybrid models"): two or
@@ -16,13 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, invariant, multiple
+from hypothesis.stateful import initialize, invariant, multiple, rule
 
 from tests import harness
 from tests.assertions import assert_equal, assert_same_bits
-from tests.strategies import Geometry, geometries
+from tests.strategies import Geometry, geometries, make_chunk
 
-from .cache import CacheMachine, step
+from .cache import SEEDS, CacheMachine, step
 from .prefix import PROMPTS, PrefixMachine, recompute
 
 # Up to three layers' windows (None: full attention); `layer_windows` takes the first n_layers, made hybrid.
@@ -105,3 +106,92 @@ class HybridPrefixMachine(PrefixMachine):
         assert_equal("stats()['used']", stats["used"], len(held), "stats() against every group's live tables, -1 entries apart")
         assert_equal("free + used + cached", sum(stats[k] for k in ("free", "used", "cached")), self.model.num_blocks, "stats()")
         assert_equal("num_free_blocks()", self.cache.num_free_blocks(), stats["free"] + stats["cached"], "num_free_blocks()")
+
+
+# Hybrid models as engines build them (issue 52): GPT-OSS's and Gemma 2's alternating window and full-attention layers,
+# Gemma 3's five local layers to one global over 26 layers (W = 1,024 on B = 16 as it ships, or a window of a few
+# positions that releases within a few steps), four groups of three windows whose layers interleave, and a group
+# whose layers have full attention between them: a group's layers are seldom adjacent.
+def _five_to_one(window: int) -> tuple[int | None, ...]:
+    return ((window,) * 5 + (None,)) * 4 + (window, window)
+
+
+SMALL_WINDOWS = st.integers(2, 7)
+LAYOUTS = st.one_of(
+    st.tuples(st.sampled_from((1, 2, 8, 16)), st.builds(lambda w, n: (w, None) * n, SMALL_WINDOWS, st.integers(2, 4))),
+    st.tuples(st.just(16), st.just(_five_to_one(1024))),
+    st.tuples(st.integers(1, 4), st.builds(_five_to_one, SMALL_WINDOWS)),
+    st.tuples(st.integers(1, 8), st.builds(lambda a, b, c: (a, None, a + b, a + b + c) * 2, SMALL_WINDOWS, st.integers(1, 3), st.integers(1, 3))),
+    st.tuples(st.integers(1, 4), st.builds(lambda w: (w, None, w), SMALL_WINDOWS)),
+)
+ENGINE_POOLS = st.one_of(st.integers(2, 8), st.integers(8, 40))
+
+
+class EngineLayout:
+    """What the engine-shaped machines share: the drawn layer index 0 .. 2 names one of three layers picked across the
+    layout (`picks`: the first, one drawn, the last), and a forward pass covers the first third, two thirds or all
+    of the layers, so that a group's layers lag behind the layers between them."""
+
+    picks: tuple[int, int, int] = (0, 0, 0)
+
+    def layer(self, layer: int) -> int:
+        return self.picks[layer % 3]
+
+    def pass_layers(self, layers: int, n_layers: int) -> int:
+        """The layers a forward pass of `layers` (1 to 3) thirds covers, at least one."""
+        return max(1, min(layers, 3) * n_layers // 3)
+
+    def laid_out(self, n_layers: int, middle: int) -> None:
+        self.picks = (0, middle % n_layers, n_layers - 1)
+
+
+class HybridEngineMachine(EngineLayout, HybridMachine):
+    """HybridMachine's calls on caches of engines' layouts."""
+
+    @initialize(target=CacheMachine.seqs, layout=LAYOUTS, pool=ENGINE_POOLS, n_seqs=st.integers(1, 3), middle=st.integers(0, 25))
+    @step
+    def new_cache(self, layout: tuple[int, tuple[int | None, ...]], pool: int, n_seqs: int, middle: int) -> Any:  # type: ignore[override]
+        """A cache of the drawn layout (H = D = 1), with sequences 0 .. n_seqs-1 added."""
+        block, windows = layout
+        geometry = Geometry(pool, block, len(windows), 1, 1)
+        self.laid_out(len(windows), middle)
+        self.model = harness.model(*geometry, layer_windows=windows)
+        self.cache = self.wire.impl().PagedKVCache(*geometry, layer_windows=windows)
+        harness.adopt(self.cache, self.model)
+        for s in range(n_seqs):
+            self.call("add_seq", s)
+        return multiple(*range(n_seqs))
+
+    @rule(seq=CacheMachine.seqs, tokens=st.integers(1, 3), seed=SEEDS, layers=st.integers(1, 3))
+    @step
+    def forward_step(self, seq: int, tokens: int, seed: int, layers: int) -> None:  # type: ignore[override]
+        """A forward pass over the first third, two thirds or all of the layers, in order; stops at the first that runs out."""
+        assert self.model is not None
+        for li in range(self.pass_layers(layers, self.model.n_layers)):
+            k, v = make_chunk(1, tokens, 1, seed + li, "float16")
+            if self.append(seq, li, k, v) is not None:
+                break
+
+
+class HybridEnginePrefixMachine(EngineLayout, HybridPrefixMachine):
+    """HybridPrefixMachine's calls on caches of engines' layouts, prefix caching on."""
+
+    @initialize(target=CacheMachine.seqs, layout=LAYOUTS, pool=ENGINE_POOLS, prompt=PROMPTS, middle=st.integers(0, 25))
+    @step
+    def new_cache(self, layout: tuple[int, tuple[int | None, ...]], pool: int, prompt: list[int], middle: int) -> Any:  # type: ignore[override]
+        """Both caches of the drawn layout with prefix caching, and sequence 0 with a prompt, prefilled."""
+        block, windows = layout
+        geometry = Geometry(pool, block, len(windows), 1, 1)
+        self.laid_out(len(windows), middle)
+        self.model = harness.model(*geometry, prefix_caching=True, layer_windows=windows)
+        self.cache = self.wire.impl().PagedKVCache(*geometry, prefix_caching=True, layer_windows=windows)
+        harness.adopt(self.cache, self.model)
+        self.call("add_seq", 0, prompt)
+        self.prompts.append(prompt)
+        self.prefill(0, 64)
+        return multiple(0)
+
+    def decode_tokens(self, seq: int, tokens: list[int], layers: int) -> bool:
+        """PrefixMachine's decode step over the first third, two thirds or all of the layers."""
+        assert self.model is not None
+        return super().decode_tokens(seq, tokens, self.pass_layers(layers, self.model.n_layers))
