@@ -374,7 +374,6 @@ def test_the_installed_gate_runs_a_venvs_driver_and_never_exits_0_without_a_verd
     installed = [str(venv / "bin" / "paged-gate")]
     run = gate("--impl", f"exec:{venv}/bin/python -m wire.driver", "--vectors", cwd=elsewhere, command=installed)
     assert run.returncode == 0 and "PASS, the conformance vectors only" in verdict(run), run.stdout[-3000:] + run.stderr[-2000:]
-    write_endings(elsewhere)
     for name in ("exits_on_import", "os_exits_on_import"):
         run = gate("--impl", name, "--vectors", cwd=elsewhere, command=installed)
         assert run.returncode == 2 and verdict(run) == f"=== gate verdict for {name}: CANNOT RUN ===", run.stdout[-2000:]
