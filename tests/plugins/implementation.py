@@ -24,13 +24,15 @@ import pytest
 
 from oracle.profile import ProfileError
 from oracle.profile import parse as parse_profile  # the edge: --profile's text
-from testkit.config import Config
+from testkit.config import SELECTING, Config
 from tests import harness, skips
 from tests.plugins.hypothesis_patches import limit_shrinking
 from wire.process import first_hello
 from wire.replay import missing_capability
 
 PYTHON_SURFACE = skips.PYTHON_SURFACE
+# pytest's variables that select tests as this run was started with, before the implementation is imported (at configure, or later)
+STARTED_WITH = {name: os.environ.get(name) for name in SELECTING}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -92,6 +94,17 @@ def pytest_configure(config: pytest.Config) -> None:
     command = run.implementation.command
     if run.announced is not None and command is not None:
         first_hello(command, run.announced.split())  # the gate's first session's: every driver session here must announce it
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: list[Any]) -> None:
+    """xdist's workers read pytest's variables again, from this process's environment: they get them as this run
+    was started, never as the implementation, imported here, left them (a module that writes PYTEST_ADDOPTS on import)."""
+    for name, value in STARTED_WITH.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
