@@ -42,7 +42,7 @@ def test_a_port_that_narrows_the_suite_on_import_fails(workers: str, tmp_path: P
     out = run.stdout + run.stderr
     assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), out[-3000:]
     assert f"FAILED {WITH_TEST}" in run.stdout, out[-3000:]
-    named = "the implementation set PYTEST_ADDOPTS=\"-k 'not test_with_closes_on_exit_even_on_error'\" in the gate's process"
+    named = "the implementation set HYPOTHESIS_PROFILE='dev', PYTEST_ADDOPTS=\"-k 'not test_with_closes_on_exit_even_on_error'\" in the gate's process"
     assert named in run.stdout, out[-3000:]
 
 

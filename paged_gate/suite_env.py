@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import os
 
-from testkit.config import SELECTING
-WATCHED = ("PYTEST_", "HYPOTHESIS_")  # the prefixes of the variables pytest and Hypothesis read
+from testkit.config import SELECTING, WATCHED
 
 _pinned: dict[str, str] | None = None
 

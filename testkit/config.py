@@ -149,3 +149,5 @@ SETTINGS = (
 #: pytest's own variables that change which tests run: more arguments (`-k`, a path, `-p no:...`), more plugins,
 #: or none of the installed ones (xdist, Hypothesis's). The gate refuses the caller's and hands none on (paged_gate.suite_env).
 SELECTING = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+#: The prefixes of the variables pytest and Hypothesis read (the suite's Hypothesis profile: HYPOTHESIS_PROFILE).
+WATCHED = ("PYTEST_", "HYPOTHESIS_")
