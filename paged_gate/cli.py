@@ -41,7 +41,7 @@ from oracle.profile import parse as parse_profile  # the edge: --profile's text
 
 from testkit.config import Config
 
-from paged_gate import coverage, junit
+from paged_gate import coverage, junit, suite_env
 from paged_gate.locate import checkout, scripts_first
 from paged_gate.options import Options, parse
 from paged_gate.plan import steps
@@ -80,6 +80,7 @@ def no_verdict(o: Options, verdict: str, why: str) -> int:
 
 def worker(o: Options, prog: str, channel: Channel) -> int:
     """Reach the implementation, run the steps, print the verdict; the exit code."""
+    suite_env.pin()  # before the implementation runs here: what it sets is never handed to the suite's pytest runs
     try:
         config = replace(Config.from_env(), impl=o.impl)
     except ProfileError as exc:
@@ -106,6 +107,7 @@ def worker(o: Options, prog: str, channel: Channel) -> int:
     if o.coverage:
         config = replace(config, coverage_out=work / "coverage")
     done, scope = steps(o, config, out, work, prog, channel)
+    scope = replace(scope, env_set=tuple(suite_env.set_since()))
     if o.coverage:
         print("\n" + coverage.tables(work / "coverage"))
     channel.enter("printing the verdict", runs_implementation=False)
@@ -153,6 +155,9 @@ def main(argv: list[str] | None = None, prog: str = "paged-gate") -> int:
     missing = [m for m in SUITE_NEEDS if o.runs_suite and importlib.util.find_spec(m) is None]
     if missing:
         return cannot_run(o, f"the conformance suite needs {', '.join(missing)}: pip install 'paged-kv-cache[test]' (docs/GATING.md)")
+    refused = suite_env.refused() if o.runs_suite else ""
+    if refused:
+        return cannot_run(o, refused)
     if o.mutmut and checkout() is None:
         return cannot_run(o, "--mutmut scores our own suite's mutants: run it from a source checkout (ci/gate --mutmut)")
     try:

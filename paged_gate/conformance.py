@@ -28,6 +28,7 @@ from testkit.xfails import LISTED_PASSED, listed
 from wire.replay import MISSING_CAPABILITY
 from wire.transcript import OTHER_PROFILE, read
 
+from paged_gate import suite_env
 from paged_gate.exhaustive import explored
 from paged_gate.transcripts import explain, keep
 from paged_gate.verdict import short
@@ -42,9 +43,9 @@ def banner(text: str) -> None:
 
 def pytest(config: Config, args: list[str], profile: str) -> int:
     """Run pytest in the suite's folder with its own configuration, its settings from `config` (the
-    environment it is given); its exit code."""
+    environment it is given, over the one the gate controls: `suite_env`); its exit code."""
     root, impl = suite_root(), config.impl
-    env = dict(config.child_env(), HYPOTHESIS_PROFILE=profile)
+    env = dict(config.child_env(suite_env.for_suite()), HYPOTHESIS_PROFILE=profile)
     env.pop("CI", None)
     # `--impl=X`, never `--impl X`: pytest pre-parses before the plugin adds --impl, and a bare
     # `paged` that names a folder here would be taken as the test path. -c and --rootdir: the suite's
@@ -63,8 +64,8 @@ CAPABILITY = MISSING_CAPABILITY  # the start of the skip reason of a test or vec
 class Outcomes:
     """The plugin's --outcomes record (`testkit.outcomes`): each test's outcome (node id -> {outcome, detail, ...};
     a test file skipped whole is one entry, as pytest counts it), the tests pytest selected to run, how many it
-    deselected (`covered` of them because the steps before it ran them) and the `evidence` tests;
-    `listed`, the tests the --xfails file names."""
+    deselected (`covered` of them because the steps before it ran them), the `evidence` tests, how many it
+    collected before any was deselected (`left_out` of them by the suite's configuration); `listed`, the tests the --xfails file names."""
 
     tests: dict[str, dict[str, str]]
     selected: list[str] = field(default_factory=list)
@@ -72,6 +73,8 @@ class Outcomes:
     listed: frozenset[str] = frozenset()  # the tests --xfails lists
     covered: int = 0
     evidence: list[str] = field(default_factory=list)
+    collected: int = 0
+    left_out: int = 0
 
     def of(self, kind: str) -> list[str]:
         return [n for n, o in self.tests.items() if o["outcome"] == kind]
@@ -95,6 +98,15 @@ class Outcomes:
     def missing(self) -> list[str]:
         """Selected tests with no outcome: the run ended before them (a stop after a failure, or a crash)."""
         return [n for n in self.selected if n not in self.tests]
+
+    def taken(self) -> str:
+        """The tests gone that the gate's own selection (the suite's configuration, --covered) kept: deselected by
+        something else (a -k in PYTEST_ADDOPTS, a plugin), or dropped after collection with no word; "" when none."""
+        others = self.deselected - self.left_out - self.covered
+        dropped = self.collected - self.deselected - len(self.selected)
+        gone = ([f"{others} deselected by something other than the gate"] if others > 0 else []) + (
+            [f"{dropped} collected, then neither selected nor deselected"] if dropped > 0 else [])
+        return ", ".join(gone)
 
     def summary(self, xfails: str | None, maxfail: int) -> list[str]:
         """The counts as pytest's summary gives them, what was selected, and every skip by its reason (the
@@ -143,7 +155,8 @@ def read_outcomes(path: Path, xfails: str | None = None) -> Outcomes | None:
     written = record_of.read(path)
     if written is None:
         return None
-    return Outcomes(written.tests, written.selected, written.deselected, listed(xfails), written.covered, written.evidence)
+    return Outcomes(written.tests, written.selected, written.deselected, listed(xfails), written.covered, written.evidence,
+                    written.collected, written.left_out)
 
 
 def record(config: Config, test: str, transcript_out: Path, shrinks: bool) -> Path | None:
@@ -183,9 +196,9 @@ def evidence(config: Config, failures: list[str], outcomes: Outcomes, transcript
 def conformance(
     config: Config, *, xfails: str | None, extra: list[str], transcript_out: Path, work: Path, maxfail: int, prog: str,
     covered: Path | None = None,
-) -> tuple[bool, str, Path, int, frozenset[str]]:
+) -> tuple[bool, str, Path, int, frozenset[str], str]:
     """(passed, the verdict's lines, pytest's JUnit XML of the first pass, the tests that failed as xfails lists them,
-    the capabilities its passing tests needed): the suite run against `config.impl` with `config`'s settings (its profile resolved: a given one is handed
+    the capabilities its passing tests needed, the tests gone that the gate's own selection kept: `Outcomes.taken`): the suite run against `config.impl` with `config`'s settings (its profile resolved: a given one is handed
     to pytest, PAGED_PROFILE; a declared one pytest reads from the implementation again, `Config.child_env`), less the tests that
     would run again what the file `covered` lists (`testkit.covered`)."""
     impl = config.implementation
@@ -201,27 +214,29 @@ def conformance(
         return False, (
             f"pytest exit {code} ({MEANING.get(code, 'unexpected')}) with no outcomes record: the suite did not "
             f"run to a verdict ({why})"
-        ), junit, 0, frozenset()
+        ), junit, 0, frozenset(), ""
     failures = outcomes.failures()
-    lines = outcomes.summary(xfails, maxfail)
+    lines, taken = outcomes.summary(xfails, maxfail), outcomes.taken()
+    if taken:
+        lines.insert(1, f"  tests gone that the gate did not deselect: {taken}")
     if code == 0 and not failures and not outcomes.missing() and outcomes.of("passed"):
-        return True, "\n".join(lines), junit, len(outcomes.of("xfailed")), outcomes.exercised()
+        return True, "\n".join(lines), junit, len(outcomes.of("xfailed")), outcomes.exercised(), taken
     if not failures:
         why = "no test passed" if code == 0 and not outcomes.missing() else f"pytest exit {code} ({MEANING.get(code, 'unexpected')})"
         lines[0] += f"; {why}: the suite did not run to a verdict"
-        return False, "\n".join(lines), junit, 0, frozenset()
+        return False, "\n".join(lines), junit, 0, frozenset(), ""
     for node in failures[:25]:
         lines.append(f"  FAILED {node}\n         {short(outcomes.tests[node].get('detail', ''))}")
     if len(failures) > 25:
         lines.append(f"  ... and {len(failures) - 25} more (see the pytest output above)")
     if set(failures) == set(outcomes.listed_passes()):  # nothing answered wrongly: no call sequence to look for
         lines.append("  every failure is a listed test that passed: no call answered wrongly, so there is no transcript to record")
-        return False, "\n".join(lines), junit, 0, frozenset()
+        return False, "\n".join(lines), junit, 0, frozenset(), ""
     path, what = evidence(config, failures, outcomes, transcript_out)
     if path is None:
         lines.append(f"  {failures[0]} passed when run again (flaky, or it needs the tests before it): no transcript")
-        return False, "\n".join(lines), junit, 0, frozenset()
+        return False, "\n".join(lines), junit, 0, frozenset(), ""
     lines.append(f"  {what}: {path} ({len(read(path).steps)} requests)")
     lines.append(f"  replay it alone: {prog} --replay {path} --impl '{impl}'")
     lines += explain(path, impl, config.profile, config.driver_timeout)
-    return False, "\n".join(lines), junit, 0, frozenset()
+    return False, "\n".join(lines), junit, 0, frozenset(), ""

@@ -44,6 +44,7 @@ class Run:
         self.listed = 0
         self.walked = ""  # the parts of the contract the explorer's geometries walked (its verdict line's first words)
         self.covered = Covered()  # what the early steps ran without a failure: the conformance run does not run it again
+        self.taken = ""  # the tests gone from the conformance run that the gate's own selection kept (`Outcomes.taken`)
 
     def transcript(self, name: str) -> Path:
         """The named place for the first failure's transcript; a later failure's (--all-failures) goes beside the others."""
@@ -92,7 +93,7 @@ class Run:
         if self.covered.vectors or self.covered.walks:
             covered = self.work / "covered.json"
             self.covered.write(covered)
-        ok, detail, report, self.listed, exercised = conformance(
+        ok, detail, report, self.listed, exercised, self.taken = conformance(
             self.config, xfails=self.o.xfails, extra=self.o.extra, transcript_out=out, work=self.work,
             maxfail=0 if self.o.all_failures else 1, prog=self.prog, covered=covered,
         )
@@ -139,7 +140,8 @@ def steps(o: Options, config: Config, out: Path, work: Path, prog: str, channel:
         run.step("planted mutants", lambda _: source_step("planted mutants", [sys.executable, "-m", "mutants"], root, "kill rate >= 0.80, no errors"), False)
     if o.mutmut and root is not None:
         run.step("mutmut", lambda _: source_step("mutmut", [str(root / "ci" / "mutation")], root, "score >= MUTATION_THRESHOLD"), False)
-    return run.done, Scope(narrowed=narrowing(o.extra), listed=run.listed)
+    narrowed = narrowing(o.extra)
+    return run.done, Scope(narrowed=narrowed, listed=run.listed, taken="" if narrowed else run.taken)
 
 
 # Arguments after `--` that select nothing: they change only how pytest reports the run or spreads it over

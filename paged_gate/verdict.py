@@ -52,11 +52,15 @@ def not_run(name: str, why: str) -> Step:
 class Scope:
     """What a run set out to check: the whole gate (`only` empty), or one part of it (`only` names it:
     the vectors, one transcript, the explorer); `narrowed` names the pytest arguments that selected
-    part of the suite (a PARTIAL run); `listed` counts the tests that failed as --xfails listed them."""
+    part of the suite (a PARTIAL run); `listed` counts the tests that failed as --xfails listed them;
+    `taken` says which tests the gate's own selection kept went missing (a PARTIAL run too); `env_set`, the
+    pytest and Hypothesis variables the implementation set in the gate's process (never handed on: paged_gate.suite_env)."""
 
     only: str = ""
     narrowed: str = ""
     listed: int = 0
+    taken: str = ""
+    env_set: tuple[str, ...] = ()
 
 
 def parts(target: Target, steps: Sequence[Step] = ()) -> tuple[list[str], list[str]]:
@@ -87,10 +91,10 @@ def unannounced(target: Target) -> list[str]:
 
 
 def word(steps: list[Step], scope: Scope) -> str:
-    """PASS, PARTIAL (every step passed, but the suite was narrowed) or FAIL."""
+    """PASS, PARTIAL (every step passed, but the suite was narrowed, or tests the gate kept went missing) or FAIL."""
     if not passed(steps):
         return "FAIL"
-    return "PARTIAL" if scope.narrowed else "PASS"
+    return "PARTIAL" if scope.narrowed or scope.taken else "PASS"
 
 
 def certified(target: Target, steps: list[Step], scope: Scope) -> str:
@@ -112,6 +116,8 @@ def certified(target: Target, steps: list[Step], scope: Scope) -> str:
         what += f"; {scope.listed} tests failed as --xfails lists them"
     if scope.narrowed:
         return f"PARTIAL, not a PASS: only the tests `-- {scope.narrowed}` selects, of {what}"
+    if scope.taken:
+        return f"PARTIAL, not a PASS: tests the gate selected did not run ({scope.taken}), of {what}"
     return f"PASS: {what}"
 
 
@@ -131,6 +137,8 @@ def render(target: Target, profile: Profile, steps: list[Step], scope: Scope, se
     """The verdict: its head line (what it certified), then one line (and its details) a step."""
     head = f"=== gate verdict for {target.impl}, profile {str(profile) or 'default'} ({seconds:.0f} s): {certified(target, steps, scope)} ==="
     lines = [head]
+    if scope.env_set:
+        lines.append(f"the implementation set {', '.join(scope.env_set)} in the gate's process: not handed to the suite's pytest runs")
     for s in steps:
         mark = "NOT RUN" if not s.ran else "PASS" if s.ok else "FAIL"
         lines.append(f"{mark}  {s.name}" + (f" ({s.seconds:.0f} s)" if s.ran else "") + f": {s.detail.removeprefix('not run: ')}")

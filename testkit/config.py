@@ -145,3 +145,9 @@ SETTINGS = (
     "PAGED_IMPL", "PAGED_PROFILE", "PAGED_SHRINK_SECONDS", "PAGED_EXPLORE_SECONDS", "PAGED_START_SECONDS",
     "PAGED_DRIVER_TIMEOUT", "PAGED_COVERAGE_OUT", "PAGED_ENGINES", "PAGED_ENGINE_ONLY", "PAGED_ANNOUNCED", "PAGED_VECTORS_DIR",
 )
+
+#: pytest's own variables that change which tests run: more arguments (`-k`, a path, `-p no:...`), more plugins,
+#: or none of the installed ones (xdist, Hypothesis's). The gate refuses the caller's and hands none on (paged_gate.suite_env).
+SELECTING = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+#: The prefixes of the variables pytest and Hypothesis read (the suite's Hypothesis profile: HYPOTHESIS_PROFILE).
+WATCHED = ("PYTEST_", "HYPOTHESIS_")

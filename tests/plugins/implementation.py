@@ -24,13 +24,15 @@ import pytest
 
 from oracle.profile import ProfileError
 from oracle.profile import parse as parse_profile  # the edge: --profile's text
-from testkit.config import Config
+from testkit.config import WATCHED, Config
 from tests import harness, skips
 from tests.plugins.hypothesis_patches import limit_shrinking
 from wire.process import first_hello
 from wire.replay import missing_capability
 
 PYTHON_SURFACE = skips.PYTHON_SURFACE
+# pytest's and Hypothesis's variables as this run was started with, before the implementation is imported (at configure, or later)
+STARTED_WITH = {name: value for name, value in os.environ.items() if name.startswith(WATCHED)}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -92,6 +94,15 @@ def pytest_configure(config: pytest.Config) -> None:
     command = run.implementation.command
     if run.announced is not None and command is not None:
         first_hello(command, run.announced.split())  # the gate's first session's: every driver session here must announce it
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: list[Any]) -> None:
+    """xdist's workers read pytest's and Hypothesis's variables again (PYTEST_ADDOPTS, HYPOTHESIS_PROFILE), from this
+    process's environment: they get them as this run was started, never as the implementation, imported here, left them."""
+    for name in [name for name in os.environ if name.startswith(WATCHED) and name not in STARTED_WITH]:
+        del os.environ[name]
+    os.environ.update(STARTED_WITH)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

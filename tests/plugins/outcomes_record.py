@@ -12,7 +12,7 @@ from typing import Any, Generator
 import pytest
 from hypothesis import is_hypothesis_test
 
-from testkit.outcomes import ENGINE_CALLS, EXAMPLE, MACHINE, NEEDS, PROPERTIES, SHRINKS, VECTOR, Record
+from testkit.outcomes import ENGINE_CALLS, EXAMPLE, LEFT_OUT, MACHINE, NEEDS, PROPERTIES, SHRINKS, VECTOR, Record
 from tests import harness
 from tests.plugins import covered
 from tests.plugins.expected_failures import XFAILS_SECTION
@@ -109,6 +109,14 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     RECORD.selected[:] = list(ids)
 
 
+@pytest.hookimpl(tryfirst=True)  # before any plugin deselects a test
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """What pytest collected, and how many of those the suite's configuration leaves out (`LEFT_OUT`): the
+    gate tells a test its own selection left out from one something else took away."""
+    RECORD.collected = len(items)
+    RECORD.left_out = sum(1 for item in items if item.get_closest_marker(LEFT_OUT) is not None)
+
+
 def pytest_deselected(items: list[pytest.Item]) -> None:
     RECORD.deselected += len(items)
 
@@ -119,13 +127,17 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     output = getattr(node, "workeroutput", {})
     RECORD.deselected = max(RECORD.deselected, int(output.get("deselected", 0)))
     RECORD.covered = max(RECORD.covered, int(output.get("covered", 0)))
+    RECORD.collected = max(RECORD.collected, int(output.get("collected", 0)))
+    RECORD.left_out = max(RECORD.left_out, int(output.get("left_out", 0)))
     RECORD.evidence[:] = RECORD.evidence or list(output.get("evidence", []))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     RECORD.covered = max(RECORD.covered, covered.COUNT[0])  # a worker's (or a run's without xdist) own count
     if hasattr(session.config, "workerinput"):  # an xdist worker: what only its collection knows goes to the controller
-        session.config.workeroutput.update(deselected=RECORD.deselected, covered=RECORD.covered, evidence=RECORD.evidence)  # type: ignore[attr-defined]
+        session.config.workeroutput.update(  # type: ignore[attr-defined]
+            deselected=RECORD.deselected, covered=RECORD.covered, evidence=RECORD.evidence, collected=RECORD.collected, left_out=RECORD.left_out
+        )
     path = session.config.getoption("--outcomes")
     if path and not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist) writes it
         RECORD.write(path)
