@@ -98,7 +98,7 @@ def check_decode(cache: Any, model: Any, seqs: Sequence[int], layer: int, window
     __tracebackhide__ = True
     keep = shown_slots(cache, model, seqs, layer)
     h, d = k_new.shape[1:]
-    for page_size in [p for p in range(1, cache.block_size + 1) if cache.block_size % p == 0]:
+    for page_size in [p for p in range(1, model.block_size + 1) if model.block_size % p == 0]:  # the oracle's sizes: a driver's cache has none
         tables = cache.page_table(list(seqs), layer, page_size)
         k_pages, v_pages = cache.kv_pages(layer, page_size)
         call = f"decode over page_table({list(seqs)}, {layer}, {page_size}), window={window}, {when}"
@@ -121,7 +121,7 @@ def decode_step(pair: tuple[Any, Any], seqs: Sequence[int], windows: Sequence[in
         for s in seqs:
             run(pair, "extend", s, [int(rng.integers(0, 50))])
     for layer, window in enumerate(windows):
-        k_new, v_new = (rng.standard_normal((len(seqs), cache.n_kv_heads, cache.d_head)).astype(np.float16) for _ in "kv")
+        k_new, v_new = (rng.standard_normal((len(seqs), model.n_kv_heads, model.d_head)).astype(np.float16) for _ in "kv")
         check_decode(cache, model, seqs, layer, window, k_new, v_new, rng, f"{when}, layer {layer}")
         for i, s in enumerate(seqs):
             run(pair, "append", s, layer, k_new[i][:, None], v_new[i][:, None])
@@ -132,8 +132,8 @@ def prompt(pair: tuple[Any, Any], seq: int, tokens: list[int], rng: np.random.Ge
     return the positions served."""
     cache, model = pair
     served = run(pair, "add_seq", seq, tokens)
-    for layer in range(cache.n_layers):
-        k, v = (rng.standard_normal((cache.n_kv_heads, len(tokens) - served, cache.d_head)).astype(np.float16) for _ in "kv")
+    for layer in range(model.n_layers):
+        k, v = (rng.standard_normal((model.n_kv_heads, len(tokens) - served, model.d_head)).astype(np.float16) for _ in "kv")
         run(pair, "append", seq, layer, k, v)
     return int(served)
 
