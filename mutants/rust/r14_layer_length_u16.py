@@ -3,6 +3,7 @@
 from mutants import Edit, Mutant
 
 F = "ci/examples/rust/src/cache.rs"
+PAGES = "ci/examples/rust/src/cache/pages.rs"  # the page tables read the lengths too
 
 MUTANT = Mutant(
     id="r14",
@@ -27,5 +28,7 @@ MUTANT = Mutant(
             'let shortest = group.layers.iter().map(|&l| seq.lens[l]).min().expect("a group has a layer");',
             'let shortest = group.layers.iter().map(|&l| seq.lens[l]).min().expect("a group has a layer") as usize;',
         ),
+        Edit(PAGES, "let (len, table) = (seq.lens[layer], &seq.tables[g]);", "let (len, table) = (seq.lens[layer] as usize, &seq.tables[g]);"),
+        Edit(PAGES, "        let len = seq.lens[layer];\n", "        let len = seq.lens[layer] as usize;\n"),
     ),
 )

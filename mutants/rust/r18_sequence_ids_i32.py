@@ -3,6 +3,7 @@
 from mutants import Edit, Mutant
 
 F = "ci/examples/rust/src/cache.rs"
+PAGES = "ci/examples/rust/src/cache/pages.rs"  # the page tables look sequences up too
 
 MUTANT = Mutant(
     id="r18",
@@ -22,5 +23,6 @@ MUTANT = Mutant(
         Edit(F, "self.seqs.get_mut(&seq_id).expect(\"checked live above\").tokens", "self.seqs.get_mut(&(seq_id as i32)).expect(\"checked live above\").tokens"),
         Edit(F, "let seq = self.seqs.get_mut(&seq_id)", "let seq = self.seqs.get_mut(&(seq_id as i32))"),
         Edit(F, "self.seqs.get(&seq_id)", "self.seqs.get(&(seq_id as i32))"),
+        Edit(PAGES, "let seq = &self.seqs[id];", "let seq = &self.seqs[&(*id as i32)];"),
     ),
 )
