@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-RELEASED = -1  # a table entry a sliding window let go: never a page, a slot of -1
+from .groups import RELEASED  # a table entry a sliding window let go: never a page, a slot of -1
 
 
 def page_table(
