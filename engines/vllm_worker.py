@@ -38,7 +38,6 @@ from numpy.typing import NDArray
 I32 = NDArray[np.int32]
 
 _loaded: types.SimpleNamespace | None = None
-_torch: list[Any] = [None]  # the real torch, once imported
 
 
 @contextlib.contextmanager
@@ -49,8 +48,8 @@ def _real_torch() -> Iterator[None]:
     goes back after, so the manager runs as it always does.
     """
     stand_in = sys.modules.get("torch")
-    if _torch[0] is not None:
-        sys.modules["torch"] = _torch[0]
+    if _loaded is not None:  # the real torch, imported by load()
+        sys.modules["torch"] = _loaded.torch
     elif stand_in is not None and not hasattr(stand_in, "from_numpy"):
         del sys.modules["torch"]  # the import below finds the installed torch
     try:
@@ -124,7 +123,6 @@ def load() -> types.SimpleNamespace:
             import triton.runtime.interpreter  # noqa: F401 - imported now, with the real torch in sys.modules
     except ImportError as exc:
         raise ImportError(f"{exc.name} is not installed (pip install torch==2.13.0 triton)") from exc
-    _torch[0] = torch
     wheel = _wheel()
     worker, backends = wheel / "v1" / "worker", wheel / "v1" / "attention" / "backends"
     common = {"torch": torch, "np": np, "triton": triton, "tl": tl, "PIN_MEMORY": False}
