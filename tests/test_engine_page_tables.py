@@ -48,10 +48,8 @@ def expected_pages(model: ModelKVCache, port: dict[int, int], sid: int, layer: i
     """The pages vLLM should list: those of the positions before the first one `gather` shows (a released entry
     the null block's, -1 in the adapter's ids), then the contract's (`want`, the oracle's through the renaming)."""
     table = model.block_table(sid, layer).tolist()
-    n = model.seq_len(sid, layer)
-    shown_from = n - model.gather(sid, layer)[0].shape[1]
     r = model.block_size // size
-    before = [port.get(table[q // r], -1) * r + q % r for q in range(shown_from // size)]
+    before = [port.get(table[q // r], -1) * r + q % r for q in range(model.shown_from(sid, layer) // size)]
     return before + want
 
 
