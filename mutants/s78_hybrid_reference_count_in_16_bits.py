@@ -1,9 +1,9 @@
-"""s52: a reference count kept in 16 bits when the cache has two groups or more (hybrid models)."""
+"""s78: a reference count kept in 16 bits when the cache has two groups or more (hybrid models)."""
 
 from . import Edit, Mutant
 
 MUTANT = Mutant(
-    id='s52',
+    id='s78',
     title='A reference count kept in 16 bits with two groups or more',
     symptom="the 65,536th holder of a hybrid cache's block wraps its count to 0: the block counts as free while "
     "65,536 sequences read it; a cache of one group counts right",
