@@ -183,5 +183,40 @@ def wide_forks(groups: int) -> Vector:
     return make
 
 
+def reference_counts(groups: int) -> Vector:
+    windows = GROUPS[groups]
+
+    def make() -> Script:
+        s = Script(
+            f"range-hybrid-{groups}-groups-reference-count-past-16-bits",
+            f"range-reference-count-past-16-bits' session on layer_windows={windows}: one position in every layer, so one "
+            f"block in each of the {groups} groups held by 65,538 sequences (a parent and 65,537 forks; a window keeps "
+            "it, its one or two positions within); a write copies each, and they stay used as holders let go",
+            "integer-range hybrid copy-on-write",
+        )
+        c = s.new(3 * groups, 2, groups, 1, 1, layer_windows=windows)
+        c.add_seq(0)
+        every_layer(c, 0, *distinct(1, 210 + groups), groups)
+        checkpoints = {1, 2, 3, 127, 128, 129, 255, 256, 257, 32767, 32768, 32769, 65535, 65536, 65537}
+        for child in range(1, 65_538):
+            c.fork(0, child)
+            if child in checkpoints:
+                c.stats()
+        held = [c.block_table(0, layer) for layer in range(groups)]  # the oracle's: each group still holds its block
+        assert all(len(table) == 1 and table[0] >= 0 for table in held), held
+        every_layer(c, 1, *distinct(1, 220 + groups), groups)  # a write into each shared block: copies, the others keep them
+        s.observe(c, [0, 1, 2])
+        for child in range(1, 300):  # a count kept in 8 or 16 bits wrapped to 65,538 mod 2^8 = mod 2^16 = 2: it shows here
+            c.free(child)
+            c.stats()
+        s.observe(c, [0])
+        c.free(0)
+        c.stats()
+        return s
+
+    make.__name__ = f"hybrid_{groups}_reference_counts"
+    return make
+
+
 VECTORS += [block_ids(2), block_ids(3), sequence_ids(2), sequence_ids(3), flat_index(2), flat_index(3), windows_past_16_bits()]
-VECTORS += [lengths(2), lengths(3), wide_forks(2), wide_forks(3)]
+VECTORS += [lengths(2), lengths(3), wide_forks(2), wide_forks(3), reference_counts(2), reference_counts(3)]
