@@ -9,8 +9,9 @@ What is mutated and how the suite reaches it:
 - `--driver`: the same mutants, tested through the wire, `--impl=exec:python -m wire.driver`
   (nothing is lost in transit if every one is still killed);
 - `--rust`: the rNN mutants of the Rust port (ci/examples/rust), each built in its copy with
-  `cargo build --offline --release` and tested through its driver binary; then the port's own
-  `cargo test --release --test vectors` (the conformance vectors, no Python) is run on it too,
+  `cargo build --offline --profile mutants` (Cargo.toml: release's semantics, no optimisation) and tested
+  through its driver binary; then the port's own `cargo test --profile mutants --test vectors` (the conformance
+  vectors, no Python) is run on it too,
   and its verdict is the table's last column.
 
 1. Snapshot the repo (paged/, oracle/, tests/, pyproject.toml and the rest, never .git or
@@ -57,7 +58,8 @@ REPO = Path(__file__).resolve().parent.parent
 # and never stands between a mutant of the port and its verdict.
 CONFORMANCE = ["tests"]
 CRATE = Path("ci/examples/rust")
-RUST_DRIVER = CRATE / "target" / "release" / "paged-kv-driver"
+RUST_PROFILE = "mutants"  # ci/examples/rust/Cargo.toml
+RUST_DRIVER = CRATE / "target" / RUST_PROFILE / "paged-kv-driver"
 IGNORE = shutil.ignore_patterns(
     ".git", "mutants", "__pycache__", ".hypothesis", ".mypy_cache", ".pytest_cache", "*.egg-info",
     "venv", ".venv", "build", "dist", ".ci", "*.pyc", "target",
@@ -158,14 +160,14 @@ class Target:
         """Build what the copy needs (the Rust driver); None when it built, else why not."""
         if self.kind != "rust":
             return None
-        return cargo(root, ["build", "--offline", "--release", "--quiet"], timeout)
+        return cargo(root, ["build", "--offline", "--profile", RUST_PROFILE, "--quiet"], timeout)
 
     def own_tests(self, root: Path, timeout: float | None) -> str:
         """--rust: the port's own `cargo test --test vectors` on the copy: killed, survived or error."""
         if self.kind != "rust":
             return ""
         env = replace(self.config, vectors_dir=root / "ci" / "vectors").child_env()  # PAGED_VECTORS_DIR: the copy's vectors
-        cmd = ["cargo", "test", "--offline", "--release", "--quiet", "--test", "vectors"]
+        cmd = ["cargo", "test", "--offline", "--profile", RUST_PROFILE, "--quiet", "--test", "vectors"]
         ended = run_with_timeout(cmd, root / CRATE, env, timeout)
         if ended.code is None:
             return "killed (timeout)"
