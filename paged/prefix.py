@@ -63,9 +63,7 @@ class PrefixIndex:
                 contiguous = contiguous + 1 if path[i].block is not None else 0
                 if contiguous == need:
                     return path[: i + need], i
-        run = 0
-        while run < len(path) and path[run].block is not None:
-            run += 1
+        run = next((i for i, n in enumerate(path) if n.block is None), len(path))  # registered from the first
         return path[:run], 0
 
     def child(self, parent: Node, tokens: Sequence[int]) -> Node:
