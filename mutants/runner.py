@@ -62,7 +62,7 @@ RUST_PROFILE = "mutants"  # ci/examples/rust/Cargo.toml
 RUST_DRIVER = CRATE / "target" / RUST_PROFILE / "paged-kv-driver"
 IGNORE = shutil.ignore_patterns(
     ".git", "mutants", "__pycache__", ".hypothesis", ".mypy_cache", ".pytest_cache", "*.egg-info",
-    "venv", ".venv", "build", "dist", ".ci", "*.pyc", "target",
+    "venv", ".venv*", "build", "dist", ".ci", "*.pyc", "target",
 )
 
 
