@@ -12,13 +12,14 @@ same bits, finite.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
 import pytest
 
 from oracle import ContiguousKVCache, ToyDecoder
-from paged.attention import decode, write_slots
+from paged.attention import attend, decode, merge_state, write_slots
 from tests import harness
 from tests.assertions import assert_equal, assert_raises, message
 from tests.programs import InStep, both, run
@@ -227,6 +228,128 @@ def test_write_slots_skips_padding() -> None:
         before = k_pages.copy()
         assert_raises(ValueError, f"write_slots(slots={bad})", lambda: write_slots(k_pages, v_pages, np.array(bad), k[:1], v[:1]))
         assert_equal("k_pages after a refused write", k_pages, before, f"write_slots(slots={bad})")
+
+
+def test_write_slots_refuses_bad_shapes() -> None:
+    """Each argument of the wrong shape, even one NumPy would broadcast into the pool ([T, 1, D] for H = 2), raises
+    ValueError and writes nothing."""
+    rng = np.random.default_rng(52)
+    k_pages, v_pages = (rng.standard_normal((3, 2, 4, 2)).astype(np.float16) for _ in "kv")
+    slots = np.array([5, 0])
+    k, v = (rng.standard_normal((2, 2, 2)).astype(np.float32) for _ in "kv")
+    bad = [
+        ("slots of shape (2, 1)", (k_pages, v_pages, slots[:, None], k, v)),
+        ("k and v of shape (2, 1, 2)", (k_pages, v_pages, slots, k[:, :1], v[:, :1])),
+        ("v of shape (2, 1, 2)", (k_pages, v_pages, slots, k, v[:, :1])),
+        ("v_pages of one more page", (k_pages, np.concatenate([v_pages, v_pages[:1]]), slots, k, v)),
+    ]
+    for what, args in bad:
+        before = k_pages.copy(), args[1].copy()
+        assert_raises(ValueError, f"write_slots with {what}", lambda: write_slots(*args))
+        for name, pool, was in zip(("k_pages", "v_pages"), (k_pages, args[1]), before):
+            assert_equal(f"{name} after a refused write", pool, was, f"write_slots with {what}")
+
+
+@pytest.mark.floats
+def test_decode_with_a_given_scale() -> None:
+    """`scale` given: the scores are q . k times it, not times 1 / sqrt(D) (dense attention at that scale)."""
+    rng = np.random.default_rng(28)
+    d, scale = 8, 0.9
+    k_pages, v_pages, tables, pages = hand_built(rng, LENS, 2, 4, d)
+    q = rng.standard_normal((len(LENS), 4, d)).astype(np.float32)
+    got = decode(q, k_pages, v_pages, *tables, scale=scale)
+    for i, n in enumerate(LENS):
+        k, v = (np.concatenate([x[p] for p in pages[i]] + [np.zeros((2, 0, d), np.float16)], axis=1)[:, :n] for x in (k_pages, v_pages))
+        assert_close(got[i], q[i], k, v, scale, f"sequence {i} (length {n})", f"decode(..., scale={scale})")
+
+
+@pytest.mark.floats
+def test_each_row_and_head_is_softmaxed_over_its_own_scores() -> None:
+    """Query heads whose scores are hundreds apart in one batch (q's heads scaled by 1 and 100): each row and head
+    subtracts its own maximum score, so none underflows to a weight sum of 0 (NaN) because another's are larger."""
+    rng = np.random.default_rng(100)
+    d = 8
+    k_pages, v_pages, tables, pages = hand_built(rng, LENS, 2, 4, d)
+    q = rng.standard_normal((len(LENS), 4, d)).astype(np.float32) * np.array([1, 100, 1, 100], np.float32)[:, None]
+    k_new, v_new = (rng.standard_normal((len(LENS), 2, d)).astype(np.float16) for _ in "kv")
+    got = decode(q, k_pages, v_pages, *tables, k_new=k_new, v_new=v_new)
+    for i, n in enumerate(LENS):
+        k, v = (np.concatenate([x[p] for p in pages[i]] + [new[i][:, None]], axis=1)[:, list(range(n)) + [-1]] for x, new in ((k_pages, k_new), (v_pages, v_new)))
+        assert_close(got[i], q[i], k, v, 1 / math.sqrt(d), f"sequence {i} (length {n})", "decode, query heads scaled by 1 and 100")
+
+
+@pytest.mark.floats
+def test_attend_and_merge_state_give_float32_states() -> None:
+    """attend and merge_state return float32 states (State), attend's output that of dense attention; with one key its
+    log-sum-exp is the one score, within e = g(D + 2) sum_d |scale q_d k_d| (`tolerance`'s score error: exp(0) and
+    log(1) are exact). merge_state, on values exact in float32: an empty state (0, -inf) leaves the other as it is,
+    bit for bit; two empty ones merge into an empty one, silently (a row with no key is ordinary input); two of equal
+    log-sum-exp L give their mean and L + log 2 (NumPy's float32 log within 4 ULP, 8u)."""
+    rng = np.random.default_rng(44)
+    q = rng.standard_normal((3, 4, 8)).astype(np.float32)
+    k, v = (rng.standard_normal((3, 2, 5, 8)).astype(np.float16) for _ in "kv")
+    scale = 1 / math.sqrt(8)
+    out, lse = attend(q, k, v, scale)
+    call = "attend(q [3, 4, 8], k, v [3, 2, 5, 8] float16)"
+    assert_equal("attend's output and log-sum-exp dtypes", (out.dtype.name, lse.dtype.name), ("float32", "float32"), call)
+    for i in range(3):
+        assert_close(out[i], q[i], k[i], v[i], scale, f"row {i}", call)
+    _, one = attend(q, k[:, :, :1], v[:, :, :1], scale)
+    heads = np.repeat(k[:, :, 0].astype(np.float64), 2, axis=1)  # [n, Hq, D]: query head h reads KV head h // 2
+    products = q.astype(np.float64) * scale * heads
+    e = (8 + 2) * U / (1 - (8 + 2) * U) * np.abs(products).sum(axis=-1)
+    err = np.abs(one.astype(np.float64) - products.sum(axis=-1))
+    assert_equal("attend over one key: rows whose log-sum-exp is not the score within e", np.flatnonzero(err > e).tolist(), [], call)
+
+    o = np.array([[1.0, -2.0], [0.5, 4.0]], np.float32)[None]  # [1, Hq = 2, D = 2]
+    lse = np.array([[0.75, -3.0]], np.float32)
+    empty_o, empty_lse = np.zeros_like(o), np.full_like(lse, -np.inf)
+    for a, b in (((o, lse), (empty_o, empty_lse)), ((empty_o, empty_lse), (o, lse))):
+        got = merge_state(*a, *b)
+        assert_equal("merge_state with an empty state: dtypes", tuple(x.dtype.name for x in got), ("float32", "float32"), "merge_state")
+        assert_equal("merge_state with an empty state: output", got[0], o, "merge_state")
+        assert_equal("merge_state with an empty state: log-sum-exp", got[1], lse, "merge_state")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        both_empty = merge_state(empty_o, empty_lse, empty_o, empty_lse)
+    for name, got_x, want_x in zip(("output", "log-sum-exp"), both_empty, (empty_o, empty_lse)):
+        assert_equal(f"merge_state of two empty states: {name}", got_x, want_x, "merge_state((0, -inf), (0, -inf))")
+    mean, top = merge_state(o, lse, 3 * o, lse)
+    assert_equal("merge_state of two states of equal log-sum-exp: output", mean, 2 * o, "merge_state((o, L), (3o, L))")
+    err = np.abs(top.astype(np.float64) - (lse.astype(np.float64) + math.log(2)))
+    bound = 8 * U * math.log(2) + U * np.abs(lse + math.log(2))  # top = L, weights 1, total 2 exact: the log, then the sum
+    assert_equal("merge_state: heads whose log-sum-exp is not L + log 2 within 8u log 2 + u |L + log 2|", np.flatnonzero(err > bound).tolist(), [], "merge_state((o, L), (3o, L))")
+
+
+def no_page(**change: Any) -> dict[str, Any]:
+    """decode's arguments for one sequence with no page (nothing read: a wrong shape cannot fail by itself), changed."""
+    args: dict[str, Any] = {"q": np.zeros((1, 2, 2), np.float32), "k_pages": np.zeros((4, 1, 4, 2), np.float16), "v_pages": np.zeros((4, 1, 4, 2), np.float16),
+                            "indptr": np.array([0, 0]), "indices": np.zeros(0, np.int64), "last_page_len": np.array([0])}
+    return {**args, **change}
+
+
+BAD_DECODE = [
+    ("k_pages of another D than q", no_page(k_pages=np.zeros((4, 1, 4, 3), np.float16), v_pages=np.zeros((4, 1, 4, 3), np.float16))),
+    ("H not dividing Hq", no_page(q=np.zeros((1, 3, 2), np.float32), k_pages=np.zeros((4, 2, 4, 2), np.float16), v_pages=np.zeros((4, 2, 4, 2), np.float16))),
+    ("v_pages of another shape than k_pages", no_page(v_pages=np.zeros((5, 1, 4, 2), np.float16))),
+    ("v_new without k_new", no_page(v_new=np.zeros((1, 1, 2), np.float16))),
+    ("k_new without v_new", no_page(k_new=np.zeros((1, 1, 2), np.float16))),
+    ("indptr of n + 2 entries", no_page(indptr=np.array([0, 0, 0]))),
+    ("last_page_len of shape ()", no_page(last_page_len=np.array(0))),
+    ("indices of two dimensions", no_page(indices=np.zeros((0, 1), np.int64))),
+    ("last_page_len of 1 for a sequence with no page", no_page(last_page_len=np.array([1]))),
+    ("last_page_len of P for a sequence with no page", no_page(last_page_len=np.array([4]))),
+    ("an index equal to the pool's page count", no_page(indptr=np.array([0, 1]), indices=np.array([4]), last_page_len=np.array([4]))),
+]
+
+
+@pytest.mark.parametrize("what, args", BAD_DECODE, ids=[w for w, _ in BAD_DECODE])
+def test_decode_refuses_bad_shapes_and_tables(what: str, args: dict[str, Any]) -> None:
+    """Each argument of the wrong shape, and tables that name no page of the pool or give a sequence with no page a
+    last_page_len, raise ValueError, even where decode would read nothing (no page) and could answer 0."""
+    arrays = ("q", "k_pages", "v_pages", "indptr", "indices", "last_page_len")
+    options = {name: x for name, x in args.items() if name not in arrays}
+    assert_raises(ValueError, f"decode over {what}", lambda: decode(*(args[name] for name in arrays), **options))
 
 
 # -- through the implementation's exports ---------------------------------------------------------------------
