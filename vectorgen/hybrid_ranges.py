@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vectorgen.ranges import distinct
+from vectorgen.ranges import distinct, held_by_65538
 from vectorgen.script import Script, Vector
 from vectorgen.wide_forks import fork_session
 
@@ -197,21 +197,13 @@ def reference_counts(groups: int) -> Vector:
         c = s.new(3 * groups, 2, groups, 1, 1, layer_windows=windows)
         c.add_seq(0)
         every_layer(c, 0, *distinct(1, 210 + groups), groups)
-        checkpoints = {1, 2, 3, 127, 128, 129, 255, 256, 257, 32767, 32768, 32769, 65535, 65536, 65537}
-        for child in range(1, 65_538):
-            c.fork(0, child)
-            if child in checkpoints:
-                c.stats()
-        held = [c.block_table(0, layer) for layer in range(groups)]  # the oracle's: each group still holds its block
-        assert all(len(table) == 1 and table[0] >= 0 for table in held), held
-        every_layer(c, 1, *distinct(1, 220 + groups), groups)  # a write into each shared block: copies, the others keep them
-        s.observe(c, [0, 1, 2])
-        for child in range(1, 300):  # a count kept in 8 or 16 bits wrapped to 65,538 mod 2^8 = mod 2^16 = 2: it shows here
-            c.free(child)
-            c.stats()
-        s.observe(c, [0])
-        c.free(0)
-        c.stats()
+
+        def write() -> None:  # into each group's shared block: copies, the others keep them
+            held = [c.block_table(0, layer) for layer in range(groups)]  # the oracle's: each group still holds its block
+            assert all(len(table) == 1 and table[0] >= 0 for table in held), held
+            every_layer(c, 1, *distinct(1, 220 + groups), groups)
+
+        held_by_65538(s, c, write)
         return s
 
     make.__name__ = f"hybrid_{groups}_reference_counts"

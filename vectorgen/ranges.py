@@ -5,6 +5,8 @@ tests/test_widths.py replays these (`range-*`); they are large, so built from `d
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import numpy as np
 
 from testkit.chunks import Array
@@ -113,13 +115,19 @@ def wide_reference_counts() -> Script:
     c = s.new(3, 2, 1, 1, 1)
     c.add_seq(0)
     c.append(0, 0, *distinct(1, 190))
-    children = range(1, 65_538)
+    held_by_65538(s, c, lambda: c.append(1, 0, *distinct(1, 191)))  # a write into the shared block: a copy
+    return s
+
+
+def held_by_65538(s: Script, c: Any, write: Callable[[], None]) -> None:
+    """Sequence 0's blocks held by 65,538 sequences (it and 65,537 forks, stats past each 8 and 16-bit boundary),
+    `write` into them by fork 1 (copies: the others keep theirs), then holders letting go one by one."""
     checkpoints = {1, 2, 3, 127, 128, 129, 255, 256, 257, 32767, 32768, 32769, 65535, 65536, 65537}
-    for child in children:
+    for child in range(1, 65_538):
         c.fork(0, child)
         if child in checkpoints:
             c.stats()
-    c.append(1, 0, *distinct(1, 191))  # a write into the shared block: a copy, the others keep it
+    write()
     s.observe(c, [0, 1, 2])
     for child in range(1, 300):  # a count kept in 8 or 16 bits wrapped to 65,538 mod 2^8 = mod 2^16 = 2: it shows here
         c.free(child)
@@ -127,4 +135,3 @@ def wide_reference_counts() -> Script:
     s.observe(c, [0])
     c.free(0)
     c.stats()
-    return s
