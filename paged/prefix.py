@@ -14,6 +14,7 @@ block b, and no other.
 
 from __future__ import annotations
 
+from itertools import takewhile
 from typing import Sequence
 
 
@@ -63,8 +64,7 @@ class PrefixIndex:
                 contiguous = contiguous + 1 if path[i].block is not None else 0
                 if contiguous == need:
                     return path[: i + need], i
-        run = next((i for i, n in enumerate(path) if n.block is None), len(path))  # registered from the first
-        return path[:run], 0
+        return list(takewhile(lambda n: n.block is not None, path)), 0  # the registered nodes from the first
 
     def child(self, parent: Node, tokens: Sequence[int]) -> Node:
         """The node of prefix `parent` + `tokens`, made if the tree has none yet."""
