@@ -191,7 +191,7 @@ def reference_counts(groups: int) -> Vector:
             f"range-hybrid-{groups}-groups-reference-count-past-16-bits",
             f"range-reference-count-past-16-bits' session on layer_windows={windows}: one position in every layer, so one "
             f"block in each of the {groups} groups held by 65,538 sequences (a parent and 65,537 forks; a window keeps "
-            "it, its one or two positions within); a write copies each, and they stay used as holders let go",
+            "it, its one or two positions within); a write copies each, and they stay used as nine holders let go",
             "integer-range hybrid copy-on-write",
         )
         c = s.new(3 * groups, 2, groups, 1, 1, layer_windows=windows)
@@ -203,7 +203,7 @@ def reference_counts(groups: int) -> Vector:
             assert all(len(table) == 1 and table[0] >= 0 for table in held), held
             every_layer(c, 1, *distinct(1, 220 + groups), groups)
 
-        held_by_65538(s, c, write)
+        held_by_65538(s, c, write, frees=9)
         return s
 
     make.__name__ = f"hybrid_{groups}_reference_counts"
