@@ -125,7 +125,7 @@ class Frontend:
         checked after prefix_caching, before memory). Without it the constructor does not take the keyword, so
         the adapter does not announce the capability (wire.server.capabilities reads the signature)."""
         sizes = as_sizes(sizes_in, prefix_caching)
-        self.sliding_window = as_window(sliding_window)
+        self.sliding_window = as_window(sliding_window, "sliding_window")
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
         self._check_more()
         self.prefix_caching = prefix_caching

@@ -9,7 +9,7 @@ MUTANT = Mutant(
     "layer behind its group's longest one gets the longest one's pages): a kernel reads slots never written",
     caught_by=('test_the_issue_example_at_every_length', 'test_layers_of_different_lengths_and_a_batch'),
     edits=(
-        Edit('paged/page_tables.py', '    counts = np.where(n > first * page_size, (n - 1) // page_size + 1 - first, 0)\n',
-             '    counts = np.where(n > first * page_size, sizes * r - first, 0)\n'),
+        Edit('paged/page_tables.py', '    counts = (n + page_size - 1) // page_size - first',
+             '    counts = np.where(n > 0, sizes * r - first, 0)'),
     ),
 )

@@ -8,6 +8,6 @@ MUTANT = Mutant(
     symptom="a decode step's one slot is position 0's: the kernel's write lands on the sequence's first position",
     caught_by=('test_the_issue_example_at_every_length',),
     edits=(
-        Edit('paged/page_tables.py', '    p = np.arange(start, start + count, dtype=np.int64)\n', '    p = np.arange(0, count, dtype=np.int64)\n'),
+        Edit('paged/page_tables.py', '    p = np.arange(start, start + count)\n', '    p = np.arange(0, count)\n'),
     ),
 )

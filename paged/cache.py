@@ -146,18 +146,16 @@ class PagedKVCache:
     ) -> None:
         sizes = as_sizes((num_blocks, block_size, n_layers, n_kv_heads, d_head), prefix_caching)
         self.num_blocks, self.block_size, self.n_layers, self.n_kv_heads, self.d_head = sizes
-        window = as_window(sliding_window)
+        window = as_window(sliding_window, "sliding_window")
         given = as_layer_windows(layer_windows, window, self.n_layers)
         shape = (self.n_layers, self.n_kv_heads, self.num_blocks, self.block_size, self.d_head)
         self._k, self._v = zeroed_pools(shape)  # MemoryError when the machine will not give them
         windows = [window] * self.n_layers if given is None else given  # each layer's (sliding_window: every layer's)
         self._prefix = prefix_caching
-        self._alloc = self.allocator(self.num_blocks, self._drop if prefix_caching else None)
+        self._alloc = self.allocator(self.num_blocks, self._drop)  # called on an eviction: prefix caching only
         self._groups = make_groups(windows, self.block_size, self._alloc)
-        self._group_of = [0] * self.n_layers  # layer -> the index of its group
-        for gi, group in enumerate(self._groups):
-            for li in group.layers:
-                self._group_of[li] = gi
+        of_layer = {li: group for group in self._groups for li in group.layers}
+        self._layer_groups = [of_layer[li] for li in range(self.n_layers)]  # layer -> its group
         # Each layer's `[H, N, B, D]` view of the pools, one list item per layer: a list lookup
         # instead of a new NumPy view on every append and gather.
         self._layers = list(zip(self._k, self._v))
@@ -334,7 +332,7 @@ class PagedKVCache:
 
     def _group(self, layer: int) -> Group:
         """The group of `layer` (an index in range): its tables and its kind's rules."""
-        return self._groups[self._group_of[layer]]
+        return self._layer_groups[layer]
 
     def _hit(self, ids: list[int]) -> list[tuple[list[Node], int]]:
         """Each group's hit (its nodes, how many first ones it skips) for the largest k, at most the prompt's full

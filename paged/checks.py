@@ -66,7 +66,7 @@ def as_sizes(sizes: tuple[object, ...], prefix_caching: object) -> tuple[int, in
     return n, b, l, h, d
 
 
-def as_window(sliding_window: object, what: str = "sliding_window") -> int | None:
+def as_window(sliding_window: object, what: str) -> int | None:
     """The constructor's `sliding_window`: None (off), or an integer from 2 to 2^31 - 1 (CONTRACT.md,
     "Sliding window"): the positions one token attends to, itself included."""
     if sliding_window is None:

@@ -83,7 +83,7 @@ class PagedKVCache(cache.PagedKVCache):
         start = seq.lens[layer]
         first, lo = divmod(start, self.block_size)
         stop = lo + shape[1]
-        group = self._groups[self._group_of[layer]]
+        group = self._layer_groups[layer]
         table = group.tables[seq.sid]
         if stop > self.block_size or first >= len(table) or self._alloc.holders(table[first]) > 1:
             return False  # a new block, more than one block, or copy on write
@@ -121,6 +121,6 @@ class PagedKVCache(cache.PagedKVCache):
         if is_run(blocks):
             pool[:, blocks[0] : blocks[0] + len(blocks)] = heads
         else:  # one index assignment per head: each index then picks one contiguous [B, D] slab
-            ids = np.array(blocks, dtype=np.intp)
+            ids = np.array(blocks)
             for h in range(self.n_kv_heads):
                 pool[h][ids] = heads[h]

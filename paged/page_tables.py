@@ -30,11 +30,11 @@ def page_table(
     r = block_size // page_size
     n = np.asarray(lengths, dtype=np.int64)
     first = np.asarray(shown_from, dtype=np.int64) // page_size  # each sequence's first page
-    sizes = np.fromiter((len(t) for t in tables), dtype=np.int64, count=len(n))  # each table's entries
-    counts = np.where(n > first * page_size, (n - 1) // page_size + 1 - first, 0)
+    sizes = np.fromiter(map(len, tables), np.int64)  # each table's entries
+    counts = (n + page_size - 1) // page_size - first  # pages first .. ceil(n / P) - 1 (none at n = 0, where a = 0)
     indptr = np.zeros(len(n) + 1, dtype=np.int32)
     np.cumsum(counts, out=indptr[1:])
-    flat = np.fromiter(chain.from_iterable(tables), dtype=np.int64, count=int(sizes.sum()))
+    flat = np.fromiter(chain.from_iterable(tables), np.int64)
     seq = np.repeat(np.arange(len(n)), counts)  # the sequence of each exported page
     q = first[seq] + np.arange(int(indptr[-1])) - indptr[:-1][seq]  # its logical page
     table_start = np.cumsum(sizes) - sizes  # where each table starts in `flat`
@@ -46,8 +46,8 @@ def page_table(
 def slot_mapping(table: Sequence[int], start: int, count: int, block_size: int) -> NDArray[np.int64]:
     """The flat slots of positions start .. start+count-1: table[p // B] * B + p % B, which is kernel page *
     P + offset for every P dividing B; -1 where the entry is RELEASED (a padding slot: never written)."""
-    p = np.arange(start, start + count, dtype=np.int64)
-    blocks = np.asarray(table, dtype=np.int64)[p // block_size] if count else np.zeros(0, dtype=np.int64)
+    p = np.arange(start, start + count)
+    blocks = np.asarray(table, dtype=np.int64)[p // block_size]
     return np.where(blocks == RELEASED, RELEASED, blocks * block_size + p % block_size)
 
 

@@ -119,7 +119,7 @@ def append_is_fast(cache: Any, seq: Any, layer: Any, k: Any, v: Any) -> bool:
         return False
     if k.ndim != 3 or k.shape[0] != cache.n_kv_heads or k.shape[2] != cache.d_head or k.shape[1] == 0:
         return False
-    group = cache._groups[cache._group_of[layer]]  # the table of the layer's group
+    group = cache._layer_groups[layer]  # the table of the layer's group
     start, bs, table = cache._seqs[seq].lens[layer], cache.block_size, group.tables[seq]
     if start % bs + k.shape[1] > bs or start // bs >= len(table):
         return False
@@ -226,13 +226,13 @@ def check_paths(method: str, args: tuple[Any, ...], fast: Any, fast_path: bool, 
         return
     assert names.count("_seq_layer") == (0 if taken else 1), (args, names)
     length = fast._seqs[args[0]].lens[args[1]] if taken else 0
-    start = fast._groups[fast._group_of[args[1]]].visible_from(length) if taken else 0
+    start = fast._layer_groups[args[1]].visible_from(length) if taken else 0
     # FAST PATH 2 takes a gather from the start of a block; a window that starts inside one is the general copy.
     assert names.count("_gather_blocks") == (1 if start % fast.block_size else 0), (args, names)
     if taken and not start % fast.block_size:
         # FAST PATH 2: one take per pool pair of heads unless the full blocks are one run.
         bs = fast.block_size
-        full = before[args[0]][fast._group_of[args[1]]][start // bs : length // bs]
+        full = before[args[0]][fast._groups.index(fast._layer_groups[args[1]])][start // bs : length // bs]
         takes = [call for name, call in calls if name == "take_heads"]
         assert len(takes) == (0 if one_run(full) else 2), (full, names)
         assert all(ids.tolist() == full for ids in takes), (full, takes)
