@@ -43,6 +43,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,16 +143,20 @@ def site_root(engine: Engine) -> Path:
     raise SystemExit(f"mutants --engine {engine.name}: {engine.package} is not installed (see ci/engines)")
 
 
-def mirror(site: Path, engine: Engine, dest: Path) -> None:
-    """dest/<package>: the installed engine's folders, every file a symlink to the installed one, its compiled
-    bytecode too (valid for the links, which have the installed files' times and sizes; a planted file's is
-    dropped, mutants/__init__.py)."""
-    src = site / engine.package
-    for folder, _dirs, files in os.walk(src):
-        rel = Path(folder).relative_to(site)
-        (dest / rel).mkdir(parents=True, exist_ok=True)
-        for f in files:
-            os.symlink(Path(folder) / f, dest / rel / f)
+def mirror(site: Path, engine: Engine, dest: Path, edited: Sequence[str] = ()) -> None:
+    """dest/<package>: the installed engine, seen through symlinks. The package's folder, each folder on the way to
+    an `edited` file (relative to site-packages) and that folder's __pycache__ are real folders; every other entry
+    is a symlink to the installed one (a file, or a whole folder: 9,000 files would cost a link each). Compiled
+    bytecode comes along (valid for the links, which have the installed files' times and sizes); a planted file's
+    is dropped from its real __pycache__ (mutants/__init__.py), never from the installed one."""
+    real = {Path(engine.package)} | {parent for file in edited for parent in Path(file).parents if parent != Path(".")}
+    real |= {Path(file).parent / "__pycache__" for file in edited}
+    for folder in sorted(real, key=lambda f: len(f.parts)):
+        (dest / folder).mkdir(parents=True, exist_ok=True)
+        for entry in (site / folder).iterdir() if (site / folder).is_dir() else ():
+            rel = folder / entry.name
+            if rel not in real:
+                os.symlink(entry, dest / rel)
 
 
 def plant(mutant: Mutant, root: Path) -> list[str]:
@@ -223,7 +228,7 @@ def one(engine: Engine, m: Mutant, site: Path, work: Path, args: argparse.Namesp
     """Plant one mutant in a fresh mirror and run the suite on it."""
     start = time.monotonic()
     root = work / m.id
-    mirror(site, engine, root)
+    mirror(site, engine, root, [edit.file for edit in m.edits])
     try:
         files = plant(m, root)
     except StaleMutant as exc:
