@@ -5,14 +5,14 @@ adapter, the module engines.NAME (an engine's name is its adapter's file stem).
 The way --rust works for the Rust port, with the engine's installed source in place of ours:
 
 1. Find the installed engine (the `vllm` or `nanovllm` folder on sys.path) and mirror it into a
-   temporary folder: directories are made, every file is a symlink to the installed one (the vLLM
-   wheel is 321 MB; nothing is copied).
+   temporary folder (mutants/mirror.py): symlinks to the installed files and folders (the vLLM
+   wheel is 321 MB; nothing is copied but the files a mutant edits).
 2. Gate the unmutated, installed engine (`python -m paged_gate --impl engines.NAME`, under its PROFILE, with
    engines/NAME.xfails): it must PASS (exit 2 otherwise). With tests given after `--`, run those on the
    unmutated mirror instead.
 3. For each mutant (mutants/engines/vNN_*.py for vLLM, wNN_*.py for its sliding window, nNN_*.py for nano-vllm; each an exact
    edit of one engine file, relative to site-packages, whose old text must occur exactly once),
-   replace the edited files' symlinks in a fresh mirror with edited copies, and run pytest with the
+   edit the copies of its files in a fresh mirror, and run pytest with the
    mirror first on PYTHONPATH, so the adapter loads the mutated engine. The guard plugin
    (mutants/guard.py) checks, inside that pytest process, that every edited module was imported
    from the mirror; else `error`.
@@ -43,13 +43,13 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mutants import Mutant, StaleMutant, apply_mutant, discover
 from mutants.engines.behaviour import first_difference
+from mutants.mirror import mirror
 from mutants.pytest_run import Ended, Guard, PytestRun, run_pytest, run_with_timeout, tail, verdict
 from mutants.runner import Result, print_table
 
@@ -143,31 +143,12 @@ def site_root(engine: Engine) -> Path:
     raise SystemExit(f"mutants --engine {engine.name}: {engine.package} is not installed (see ci/engines)")
 
 
-def mirror(site: Path, engine: Engine, dest: Path, edited: Sequence[str] = ()) -> None:
-    """dest/<package>: the installed engine, seen through symlinks. The package's folder, each folder on the way to
-    an `edited` file (relative to site-packages) and that folder's __pycache__ are real folders; every other entry
-    is a symlink to the installed one (a file, or a whole folder: 9,000 files would cost a link each). Compiled
-    bytecode comes along (valid for the links, which have the installed files' times and sizes); a planted file's
-    is dropped from its real __pycache__ (mutants/__init__.py), never from the installed one."""
-    real = {Path(engine.package)} | {parent for file in edited for parent in Path(file).parents if parent != Path(".")}
-    real |= {Path(file).parent / "__pycache__" for file in edited}
-    for folder in sorted(real, key=lambda f: len(f.parts)):
-        (dest / folder).mkdir(parents=True, exist_ok=True)
-        for entry in (site / folder).iterdir() if (site / folder).is_dir() else ():
-            rel = folder / entry.name
-            if rel not in real:
-                os.symlink(entry, dest / rel)
-
-
-def plant(mutant: Mutant, root: Path) -> list[str]:
-    """Replace the symlinks of the files the mutant edits with real copies, then edit them."""
-    for edit in mutant.edits:
-        path = root / edit.file
-        if path.is_symlink():
-            text = path.read_text(encoding="utf-8")
-            path.unlink()
-            path.write_text(text, encoding="utf-8")
-    return apply_mutant(mutant, root)
+def mirror_engine(site: Path, engine: Engine, dest: Path, mutant: Mutant | None = None) -> None:
+    """dest/<package>: the installed engine seen through symlinks (mutants/mirror.py), the files `mutant` edits (paths
+    relative to site-packages) real copies. Compiled bytecode comes along, valid for the links (they have the installed
+    files' times and sizes); an edited file's is dropped from its real __pycache__ (mutants/__init__.py)."""
+    edited = [str(Path(edit.file).relative_to(engine.package)) for edit in mutant.edits] if mutant else []
+    mirror(site / engine.package, dest / engine.package, edited)
 
 
 def module_names(files: list[str]) -> tuple[str, ...]:
@@ -228,9 +209,9 @@ def one(engine: Engine, m: Mutant, site: Path, work: Path, args: argparse.Namesp
     """Plant one mutant in a fresh mirror and run the suite on it."""
     start = time.monotonic()
     root = work / m.id
-    mirror(site, engine, root, [edit.file for edit in m.edits])
+    mirror_engine(site, engine, root, m)
     try:
-        files = plant(m, root)
+        files = apply_mutant(m, root)
     except StaleMutant as exc:
         return Result(m.id, m.title, "error", None, time.monotonic() - start, str(exc))
     if args.plant_survivors_only and expected_survivor(m):
@@ -356,7 +337,7 @@ def main(argv: list[str]) -> int:
             tests = pytest_args or (["tests", *narrow] if narrow else [])
             site = site_root(engine)
             print(f"\nmutants --engine {engine.name}: {len(run.mutants)} mutants of {site / engine.package}, adapter {engine.adapter}", flush=True)
-            mirror(site, engine, work / f"clean-{engine.name}")
+            mirror_engine(site, engine, work / f"clean-{engine.name}")
             seconds = clean_run(engine, work / f"clean-{engine.name}", args, pytest_args or narrow, bool(narrow))
             if seconds is None:
                 run.code = 2
