@@ -88,7 +88,7 @@ def run_pytest(
     """Run `pytest -x` on the tests with the guard written into root, under the `mutation` Hypothesis profile
     (or the one `env` names). A mutant's run never writes bytecode; a clean run may (`write_bytecode`), so that
     the mutants' copies of its folder start with the unedited modules compiled and their tests rewritten."""
-    # Removed first: a stale one, or a mirror's link to the snapshot's (never written through, mutants/mirror.py).
+    # Removed first: stale ones (a copy holds the clean run's); were one a link, the write would not go through it.
     for stale in (f"{GUARD}.py", f"{GUARD}.json", JUNIT, guard.REPORT.name, guard.FIRST_FAILURE.name):
         (root / stale).unlink(missing_ok=True)
     shutil.copyfile(guard.__file__, root / f"{GUARD}.py")
