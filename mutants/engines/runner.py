@@ -146,8 +146,10 @@ def site_root(engine: Engine) -> Path:
 def mirror_engine(site: Path, engine: Engine, dest: Path, mutant: Mutant | None = None) -> None:
     """dest/<package>: the installed engine seen through symlinks (mutants/mirror.py), the files `mutant` edits (paths
     relative to site-packages) real copies. Compiled bytecode comes along, valid for the links (they have the installed
-    files' times and sizes); an edited file's is dropped from its real __pycache__ (mutants/__init__.py)."""
-    edited = [str(Path(edit.file).relative_to(engine.package)) for edit in mutant.edits] if mutant else []
+    files' times and sizes); an edited file's is dropped from its real __pycache__ (mutants/__init__.py). An edit of a
+    file outside the package is left to `apply_mutant`, which finds no such file there: a stale mutant."""
+    files = [Path(edit.file) for edit in mutant.edits] if mutant else []
+    edited = [str(f.relative_to(engine.package)) for f in files if f.is_relative_to(engine.package)]
     mirror(site / engine.package, dest / engine.package, edited)
 
 
