@@ -9,9 +9,9 @@ What is mutated and how the suite reaches it:
 - `--driver`: the same mutants, tested through the wire, `--impl=exec:python -m wire.driver`
   (nothing is lost in transit if every one is still killed);
 - `--rust`: the rNN mutants of the Rust port (ci/examples/rust), each built in its copy with
-  `cargo build --offline --profile mutants` (Cargo.toml: release's semantics, no optimisation) and tested
-  through its driver binary; then the port's own `cargo test --profile mutants --test vectors` (the conformance
-  vectors, no Python) is run on it too,
+  `cargo build --offline --profile mutants` (Cargo.toml: release's semantics, no optimisation; the driver and
+  the vectors' test) and tested through its driver binary; then the port's own `cargo test --profile mutants
+  --test vectors` (the conformance vectors, no Python, each test stopping at its first failure) is run on it too,
   and its verdict is the table's last column.
 
 1. Snapshot the repo (paged/, oracle/, tests/, pyproject.toml and the rest, never .git or
@@ -160,13 +160,15 @@ class Target:
         """Build what the copy needs (the Rust driver); None when it built, else why not."""
         if self.kind != "rust":
             return None
-        return cargo(root, ["build", "--offline", "--profile", RUST_PROFILE, "--quiet"], timeout)
+        return cargo(root, ["build", "--offline", "--profile", RUST_PROFILE, "--quiet", "--bins", "--test", "vectors"], timeout)
 
     def own_tests(self, root: Path, timeout: float | None) -> str:
-        """--rust: the port's own `cargo test --test vectors` on the copy: killed, survived or error."""
+        """--rust: the port's own `cargo test --test vectors` on the copy: killed, survived or error. Each of its
+        two tests stops at its first failing transcript (PAGED_VECTORS_FIRST_FAILURE): one failure is a kill."""
         if self.kind != "rust":
             return ""
         env = replace(self.config, vectors_dir=root / "ci" / "vectors").child_env()  # PAGED_VECTORS_DIR: the copy's vectors
+        env["PAGED_VECTORS_FIRST_FAILURE"] = "1"
         cmd = ["cargo", "test", "--offline", "--profile", RUST_PROFILE, "--quiet", "--test", "vectors"]
         ended = run_with_timeout(cmd, root / CRATE, env, timeout)
         if ended.code is None:

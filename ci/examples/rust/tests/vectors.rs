@@ -21,6 +21,9 @@
 //! Two tests, one per mode, selectable by name: `under_the_ports_profile` (the driver as it
 //! ships, `allocation=any`) and `with_lowest_free_ids` (`Driver::with_allocation(LowestFree)`,
 //! the contract's default profile, exact tables).
+//!
+//! With `PAGED_VECTORS_FIRST_FAILURE` set (the planted-mutant runner sets it: a mutant's verdict
+//! needs one failure), each test stops at its first failing transcript and says how many it left.
 
 use std::collections::HashMap;
 use std::fs;
@@ -58,6 +61,11 @@ const DEFAULTS: [(&str, &str); 5] = [
     ("registration", "dense"),
     ("freeing", "by-group"),
 ];
+
+/// `PAGED_VECTORS_FIRST_FAILURE`: stop at the first failing transcript.
+fn stop_at_first_failure() -> bool {
+    std::env::var_os("PAGED_VECTORS_FIRST_FAILURE").is_some()
+}
 
 fn vectors_dir() -> PathBuf {
     match std::env::var_os("PAGED_VECTORS_DIR") {
@@ -362,7 +370,8 @@ fn replay_all(mode: &str, make: fn() -> Driver) {
     // A file written for another profile value is not skipped: another file of the same vector,
     // written for this port's value, is replayed. Only what the port cannot be sent is a skip.
     let (mut passed, mut skipped, mut other_profile, mut failures) = (0, 0, 0, Vec::new());
-    for file in &files {
+    let first_failure_only = stop_at_first_failure();
+    for (i, file) in files.iter().enumerate() {
         match replay(file, make()) {
             Ok(None) => passed += 1,
             Ok(Some(reason)) if reason.starts_with("its answers need") => other_profile += 1,
@@ -371,6 +380,17 @@ fn replay_all(mode: &str, make: fn() -> Driver) {
                 let _ = writeln!(stderr, "{mode}: skipped {}: {reason}", file.display());
             }
             Err(report) => failures.push(format!("{}: {report}", file.display())),
+        }
+        if first_failure_only && !failures.is_empty() {
+            let _ = writeln!(
+                stderr,
+                "{mode}: stopped at the first failure (PAGED_VECTORS_FIRST_FAILURE), file {} of {}: {passed} passed \
+                 and {skipped} skipped before it, {} not replayed",
+                i + 1,
+                files.len(),
+                files.len() - i - 1
+            );
+            panic!("{mode}: {}", failures[0]);
         }
     }
     let _ = writeln!(
