@@ -41,6 +41,9 @@ class OracleIdsCache:
         self._names = BlockNames(self._shadow.num_blocks if self._shadow is not None else 0)
         self._follow = True  # the shadow gets every call (until a caller's own model is adopted)
         self._seen = 0  # how much of the shadow's log of ended lifetimes the names have seen
+        # The port's tables read and checked since its last call that can change them (a page-table export reads
+        # the tables of its batch again: through a driver, one request each); cleared by every such call.
+        self._read: dict[tuple[int, ...], np.ndarray] = {}
 
     def adopt(self, model: ModelKVCache) -> None:
         """Read the ids through `model`, which the caller drives with the same calls, made first (a state
@@ -50,6 +53,7 @@ class OracleIdsCache:
         self._shadow, self._follow, self._seen = model, False, len(model.ended)
 
     def _both(self, name: str, *args: Any) -> Any:
+        self._read.clear()
         if self._shadow is not None and self._follow:
             try:
                 getattr(self._shadow, name)(*args)
@@ -59,7 +63,12 @@ class OracleIdsCache:
 
     def block_table(self, seq_id: Any, *layer: Any) -> np.ndarray:
         """The port's table (of the layer's group, in a hybrid model: every group's blocks are of the one pool,
-        so one renaming names them all) in the oracle's ids, after checking it against the shadow's."""
+        so one renaming names them all) in the oracle's ids, after checking it against the shadow's. Read again
+        before any call that can change it (plain int arguments only), it is the answer read and checked then."""
+        key = (seq_id, *layer)
+        plain = all(type(x) is int for x in key)
+        if plain and key in self._read:
+            return self._read[key].copy()
         got = self._inner.block_table(seq_id, *layer)
         if self._shadow is None:
             return got  # type: ignore[no-any-return]
@@ -75,7 +84,10 @@ class OracleIdsCache:
         problem = self._names.check(call, got.tolist(), want)
         if problem is not None:
             raise AssertionError(f"{problem} [{call}, allocation=any]")
-        return np.array(self._names.oracle_ids(got.tolist()), dtype=got.dtype)
+        renamed = np.array(self._names.oracle_ids(got.tolist()), dtype=got.dtype)
+        if plain:
+            self._read[key] = renamed.copy()
+        return renamed
 
     # Page tables for kernels: a kernel page of block b is b * r + j (r = B / P) and a slot b * B + o, so each is
     # renamed through its block; kv_pages moves every page of a block bound now to its oracle id (a copy).
@@ -148,6 +160,7 @@ class OracleIdsCache:
         return self
 
     def __exit__(self, *exc: Any) -> Any:
+        self._read.clear()
         if self._shadow is not None and self._follow:
             self._shadow.close()
         return self._inner.__exit__(*exc)
