@@ -32,7 +32,7 @@ def attend(q: F32, k: NDArray[np.generic], v: NDArray[np.generic], scale: float)
     grouped = (q * np.float32(scale)).reshape(n, h, hq // h, d)  # query heads by the KV head they read
     # C order whatever k and v's strides: a BLAS kernel may round differently for another memory layout
     kf, vf = np.ascontiguousarray(k, dtype=np.float32), np.ascontiguousarray(v, dtype=np.float32)
-    scores = np.matmul(grouped, kf.swapaxes(-1, -2))  # [n, H, G, T]
+    scores = np.matmul(grouped, kf.swapaxes(2, 3))  # [n, H, G, T]
     peak = scores.max(axis=-1, keepdims=True)
     weights = np.exp(scores - peak)
     total = weights.sum(axis=-1, keepdims=True)
@@ -58,10 +58,10 @@ def merge_state(o_a: F32, lse_a: F32, o_b: F32, lse_b: F32) -> State:
 def _merge_runs(out: F32, lse: F32, counts: NDArray[np.intp]) -> State:
     """Merge consecutive runs of page states (`counts[i]` >= 1 pages for row i) into one state per row."""
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
-    top = np.maximum.reduceat(lse, starts, axis=0)
+    top = np.maximum.reduceat(lse, starts)
     weights = np.exp(lse - np.repeat(top, counts, axis=0))
-    total = np.add.reduceat(weights, starts, axis=0)
-    merged = np.add.reduceat(out * weights[..., None], starts, axis=0) / total[..., None]
+    total = np.add.reduceat(weights, starts)
+    merged = np.add.reduceat(out * weights[..., None], starts) / total[..., None]
     return merged.astype(np.float32), (top + np.log(total)).astype(np.float32)
 
 
