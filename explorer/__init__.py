@@ -13,6 +13,11 @@ table, every layer's length and gather (bit exact). What it walks, each claim fo
   node is continued only when its model state (`oracle.state.key`) is new;
 - from each node continued, every call the model refuses, made one after another, each checked.
 
+With `also_renamed` (`--also-renamed`, an allocation=lowest-free profile) every table is also checked up to a
+renaming of block ids, allocation=any's check (`oracle_side.table_checks`): the oracle is the same under both,
+and the states kept exactly include the first path into each state up to a renaming, so one walk checks
+all a walk under allocation=any would, and more.
+
 Geometries are walked a depth at a time in turn, so a failure within every tree depth is a shortest
 one across them all. The parts: `alphabet.py` (geometries, the calls tried, the values sent),
 `observation.py` (the seam: calls, answers, the one layout of what is observed, the `Port` protocol),
@@ -36,7 +41,7 @@ from wire.target import Impl, module_parts, parse
 
 from .alphabet import BAD_CHUNKS, EVERY_GEOMETRY, GEOMETRIES, HYBRID_GEOMETRIES, WINDOW_GEOMETRIES, Action, Geometry, actions, bad_chunk, chunk, concrete, describe, value
 from .faithful import difference, faithful_copy
-from .oracle_side import TableCheck, exact_tables, new_model, profile_or_default, tables_up_to_renaming
+from .oracle_side import TableCheck, exact_tables, new_model, profile_or_default, table_checks, tables_up_to_renaming
 from .driver_port import DriverPort
 from .observation import Observation, Port
 from .ports import ModulePort, UnfaithfulCopy, each_copy, snapshots
@@ -47,7 +52,7 @@ __all__ = [
     "BAD_CHUNKS", "EVERY_GEOMETRY", "GEOMETRIES", "HYBRID_GEOMETRIES", "WINDOW_GEOMETRIES", "Action", "Failure", "Geometry", "Level", "ModulePort", "Observation", "Port", "Result", "TableCheck",
     "UnfaithfulCopy", "actions", "bad_chunk", "check_path", "chunk", "concrete", "describe",
     "difference", "each_copy", "exact_tables", "explore", "faithful_copy", "guarantee", "main", "new_model", "profile_or_default",
-    "port_for", "tables_up_to_renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "walked", "windowed",
+    "port_for", "table_checks", "tables_up_to_renaming", "replay_text", "report", "run", "snapshots", "summary", "value", "walked", "windowed",
 ]
 
 
@@ -70,11 +75,13 @@ def explore(
     time_limit: float | None = None,
     progress: Callable[[Level], None] | None = None,
     tree_depth: int | None = None,
+    also_renamed: bool = False,
 ) -> Result:
     """Walk one geometry to `depth` (every sequence of accepted calls to its tree depth, or `tree_depth`);
-    stop at the first failure, once the same calls fail on a fresh cache too. `profile`: None for the default."""
+    stop at the first failure, once the same calls fail on a fresh cache too. `profile`: None for the default.
+    `also_renamed` (an exact-ids profile): every table also checked up to a renaming (`table_checks`)."""
     report_level = None if progress is None else (lambda _g, level: progress(level))
-    (result,) = interleave(port, [g], depth, tree_depth, profile_or_default(profile), check_tables, time_limit, report_level)
+    (result,) = interleave(port, [g], depth, tree_depth, profile_or_default(profile), check_tables, time_limit, report_level, also_renamed)
     return result
 
 
@@ -88,14 +95,15 @@ def run(
     time_limit: float | None = None,
     progress: Callable[[Geometry, Level], None] | None = None,
     tree_depth: int | None = None,
+    also_renamed: bool = False,
 ) -> list[Result]:
     """Explore every geometry (those needing prefix caching or a window only if the port announces it),
-    within time_limit seconds per geometry; stop at the first failure."""
+    within time_limit seconds per geometry; stop at the first failure. `also_renamed`: as `explore`'s."""
     port = port_for(spec)
     try:
         caps = port.capabilities if not isinstance(port, ModulePort) else module_parts(port.module)
         chosen = [g for g in geometries if g.needs <= caps]
-        return interleave(port, chosen, depth, tree_depth, profile_or_default(profile), check_tables, time_limit, progress)
+        return interleave(port, chosen, depth, tree_depth, profile_or_default(profile), check_tables, time_limit, progress, also_renamed)
     finally:
         port.stop()
 
@@ -121,6 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--depth", type=int, default=6, help="every model state within K calls (default 6)")
     parser.add_argument("--tree-depth", type=int, default=None, help="every sequence of at most T accepted calls (default: each geometry's, 3 or 4)")
     parser.add_argument("--profile", default=None, help="OPTION=VALUE,... (docs/CONTRACT.md, Profiles); allocation=any compares tables up to renaming")
+    parser.add_argument("--also-renamed", action="store_true",
+                        help="also check every table up to a renaming of block ids (allocation=any's check): one walk for both profiles")
     parser.add_argument("--geometry", type=int, action="append", help="walk only geometry I of EVERY_GEOMETRY, the window's from 6 on, hybrid models' from 15 on (repeatable)")
     parser.add_argument("--time-limit", type=float, default=None, help="seconds per geometry before the walk stops (it then claims only the depths done)")
     parser.add_argument("--transcript-out", default=None, help="where a failure's transcript is written")
@@ -134,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         profile = parse_text(args.profile or "")  # the edge: --profile's text
     except ProfileError as exc:
         parser.error(f"--profile: {exc}")
+    if args.also_renamed and not profile.exact_ids:
+        parser.error(f"--also-renamed: the profile {profile} already compares tables up to a renaming; it adds a check to allocation=lowest-free's")
     geometries = [EVERY_GEOMETRY[i] for i in args.geometry] if args.geometry else [g for g in EVERY_GEOMETRY if g.quick or not args.quick]
     if args.sliding_window is not None:
         geometries = windowed([g for g in geometries if g.sliding_window is None], args.sliding_window)
@@ -143,7 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {g}: depth {level.depth}: {level.states:,} states, {level.sequences:,} sequences, {level.transitions:,} calls, {level.seconds:.1f} s", flush=True)
 
     impl = parse(args.impl)  # the edge: --impl's text
-    results = run(impl, args.depth, geometries, profile=profile, time_limit=args.time_limit, progress=progress, tree_depth=args.tree_depth)
+    results = run(impl, args.depth, geometries, profile=profile, time_limit=args.time_limit, progress=progress, tree_depth=args.tree_depth,
+                  also_renamed=args.also_renamed)
     if not results:
         needs = sorted(set().union(*(g.needs for g in geometries)))
         print(f"nothing walked: each geometry chosen needs a capability {args.impl} does not announce (they need {', '.join(needs)})")

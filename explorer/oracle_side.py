@@ -1,13 +1,14 @@
 """The oracle's side of the walk: the oracle made, an error's kind, its tables of the live sequences, and
-the table checkers (exact, or up to a renaming of ids). Copying the oracle and its state key are the
-oracle's own (`oracle.state`)."""
+the table checkers (exact, or up to a renaming of ids, or both). Copying the oracle and its state key are
+the oracle's own (`oracle.state`)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Mapping, Sequence
 
 from oracle.model import ModelKVCache
-from oracle.profile import Profile
+from oracle.profile import Profile, hint
 from oracle.id_renaming import BlockNames
 from wire.diff import list_difference
 
@@ -88,3 +89,21 @@ def tables_up_to_renaming(want: Tables, got: Tables, carry: Any, released: Seque
         if problem is not None:
             return problem, carry
     return None, names
+
+
+def table_checks(profile: Profile, num_blocks: int, check: TableCheck | None = None, also_renamed: bool = False) -> list[tuple[TableCheck, str]]:
+    """The checks a walk makes of the tables at every observation, in turn, each with its own carry along a
+    path and what to tell a port author when it fails (`oracle.profile.hint`): `check` if given, else the
+    profile's (id for id under allocation=lowest-free, else up to a renaming).
+
+    `also_renamed` (an exact-ids profile only): allocation=any's check first, its carry threaded along each
+    path as a walk under allocation=any threads it, then the profile's. Tables equal id for id are equal up
+    to a renaming (the identity), so the first that fails says how far off the port is: wrong under
+    allocation=any too, or only its ids are not the lowest free ones."""
+    renamed = functools.partial(tables_up_to_renaming, num_blocks=num_blocks)
+    own = check or (exact_tables if profile.exact_ids else renamed)
+    if not also_renamed:
+        return [(own, hint(profile))]
+    if not profile.exact_ids:
+        raise ValueError(f"also_renamed: under the profile {profile} tables are already compared up to a renaming of block ids")
+    return [(renamed, hint(profile.any_ids())), (own, hint(profile))]

@@ -14,7 +14,8 @@ from .walk import Result
 
 def guarantee(r: Result) -> list[str]:
     """What a walk's levels (each one complete) checked: every sequence of accepted calls within the tree
-    depth; every model state within the depth, through one path each; the refused calls from each node."""
+    depth; every model state within the depth, through one path each; the refused calls from each node;
+    with `also_renamed`, every table up to a renaming too."""
     if not r.levels:
         return []
     last = r.levels[-1]
@@ -27,6 +28,8 @@ def guarantee(r: Result) -> list[str]:
                      f"every call the model accepts from those within {last.depth - 2}")
         nodes += f" and each state within {last.depth - 1} calls"
     lines.append(f"after {nodes}, every call the model refuses there, one after another, each answer checked, then the state")
+    if r.also_renamed:
+        lines.append("every table also checked up to a renaming of block ids (allocation=any's check), each time the tables are checked")
     return lines
 
 

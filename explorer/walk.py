@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import functools
 import re
 import time
 from dataclasses import dataclass, field
@@ -36,11 +35,11 @@ from .messages import call_difference, first_difference
 from oracle import state
 from oracle.as_impl import under
 from oracle.model import ModelKVCache, OutOfBlocks
-from oracle.profile import Profile, hint
+from oracle.profile import Profile
 from wire.record import Recorder
 
 from .observation import Answer, Item, Observation, Port, group_reads, reads
-from .oracle_side import TableCheck, error_kind, exact_tables, live_of, model_tables, new_model, profile_or_default, tables_up_to_renaming
+from .oracle_side import TableCheck, error_kind, live_of, model_tables, new_model, profile_or_default, table_checks
 from .ports import ModulePort, UnfaithfulCopy
 
 IN_FLIGHT = 8  # nodes whose requests are sent before the oldest one's answers are read
@@ -112,6 +111,7 @@ class Result:
     depth: int  # every model state within this many calls (through one path each)
     tree_depth: int = 0  # every sequence of at most this many accepted calls
     canonical: bool = False  # states are up to a renaming of block ids (allocation=any)
+    also_renamed: bool = False  # every table also checked up to a renaming of block ids (`oracle_side.table_checks`)
     states: int = 0
     sequences: int = 0
     transitions: int = 0
@@ -128,20 +128,19 @@ class _Node:
     cache: Any
     path: list[Action]
     calls: list[tuple[str, tuple[Any, ...]]]
-    carry: Any
+    carry: Any  # each table check's carry along this path (None at the root)
 
 
 class _Checker:
     """What the model says of one call, and whether a port's answer and observation agree with it; the
     expected observations are kept by state key."""
 
-    def __init__(self, port: Port, g: Geometry, profile: Profile, check: TableCheck | None) -> None:
+    def __init__(self, port: Port, g: Geometry, profile: Profile, check: TableCheck | None, also_renamed: bool = False) -> None:
         self.port, self.g, self.profile = port, g, profile
         self.canonical = not profile.exact_ids
-        self.check = check or (functools.partial(tables_up_to_renaming, num_blocks=g.num_blocks) if self.canonical else exact_tables)
+        self.checks = table_checks(profile, g.num_blocks, check, also_renamed)
         self.model_oob = OutOfBlocks
         self.expected: dict[Any, Any] = {}
-        self.hint = hint(profile)
 
     def model_call(self, model: ModelKVCache, method: str, args: tuple[Any, ...]) -> Answer:
         try:
@@ -162,11 +161,15 @@ class _Checker:
         if model.is_closed():
             return None, carry
         released = model.released(since=before)  # the oracle's blocks whose lifetime ended in this call
-        problem, carry = self.check(model_tables(model, live, self.g.group_layers), obs.tables, carry, released)
-        if problem is not None:
-            read = re.match(r"block_table\(\d+(, \d+)?\)", problem)
-            problem = f"{problem} [{read.group(0) if read else 'block_table'}, after {after}] ({self.hint})"
-        return problem, carry
+        tables = model_tables(model, live, self.g.group_layers)
+        carries = []
+        for (check, hint), mine in zip(self.checks, carry or [None] * len(self.checks)):
+            problem, mine = check(tables, obs.tables, mine, released)
+            if problem is not None:
+                read = re.match(r"block_table\(\d+(, \d+)?\)", problem)
+                return f"{problem} [{read.group(0) if read else 'block_table'}, after {after}] ({hint})", carry
+            carries.append(mine)
+        return None, tuple(carries)
 
     def step(self, cache: Any, model: ModelKVCache, action: Action, carry: Any) -> tuple[str | None, Any, Any]:
         """One call on one cache, checked (the model advances): (what differs or None, the cache, the carry)."""
@@ -187,12 +190,14 @@ class _Checker:
         return problem, cache, carry
 
 
-def check_path(port: Port, g: Geometry, path: Sequence[Action], profile: Profile | str | None = None, check_tables: TableCheck | None = None) -> tuple[int, str] | None:
+def check_path(
+    port: Port, g: Geometry, path: Sequence[Action], profile: Profile | str | None = None, check_tables: TableCheck | None = None, also_renamed: bool = False,
+) -> tuple[int, str] | None:
     """Make the calls of `path` on one fresh cache, checking every step: (how many calls, what differs
     after the last of them) at the first difference, or None."""
     profile = profile_or_default(profile)
     port = port.bound(g)
-    checker = _Checker(port, g, profile, check_tables)
+    checker = _Checker(port, g, profile, check_tables, also_renamed)
     model = new_model(g, profile)
     cache = port.new(g)
     carry = None
@@ -208,14 +213,14 @@ def check_path(port: Port, g: Geometry, path: Sequence[Action], profile: Profile
 
 def walk(
     port: Port, g: Geometry, depth: int, tree: int, profile: Profile, check_tables: TableCheck | None,
-    time_limit: float | None, progress: Callable[[Level], None] | None,
+    time_limit: float | None, progress: Callable[[Level], None] | None, also_renamed: bool = False,
 ) -> Generator[Level, None, Result]:
     """One geometry's walk, one depth at a time: yields each depth's Level, returns the Result."""
     port = port.bound(g)
-    checker = _Checker(port, g, profile, check_tables)
+    checker = _Checker(port, g, profile, check_tables, also_renamed)
     canonical = checker.canonical
     start = time.monotonic()
-    result = Result(g, depth, tree, canonical)
+    result = Result(g, depth, tree, canonical, also_renamed)
     root = new_model(g, profile)
     seen: set[Any] = {state.key(root, canonical)}
     frontier = [_Node(root, port.new(g), [], [], None)]
@@ -348,22 +353,23 @@ def few_collections() -> Iterator[None]:
 
 def interleave(
     port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Profile, check_tables: TableCheck | None,
-    time_limit: float | None, progress: Callable[[Geometry, Level], None] | None,
+    time_limit: float | None, progress: Callable[[Geometry, Level], None] | None, also_renamed: bool = False,
 ) -> list[Result]:
     """Every geometry's walk, one depth at a time in turn (depth 1 of each, then depth 2, ...), so that the
     first failure is a shortest one across them all when it is within every tree depth; the walks still
-    going then stop. A module's copies found unfaithful are given up, and every walk starts again."""
+    going then stop. A module's copies found unfaithful are given up, and every walk starts again.
+    `also_renamed`: every table also checked up to a renaming of block ids (`oracle_side.table_checks`)."""
     while True:
         try:
             with few_collections():
-                results = _interleave(port, geometries, depth, tree_depth, profile, check_tables, time_limit, progress)
+                results = _interleave(port, geometries, depth, tree_depth, profile, check_tables, time_limit, progress, also_renamed)
         except UnfaithfulCopy as exc:
             if not isinstance(port, ModulePort):  # only a module's copies are made by a copier
                 raise
             port.stop_copying(f"{exc}; every state was replayed from the root instead")
             continue
         failed = next((r.failure for r in results if r.failure is not None), None)
-        if failed is None or confirmed(port, failed, profile, check_tables):
+        if failed is None or confirmed(port, failed, profile, check_tables, also_renamed):
             break
     for r in results:
         r.note = port.note
@@ -373,10 +379,10 @@ def interleave(
     return results
 
 
-def confirmed(port: Port, failure: Failure, profile: Profile, check_tables: TableCheck | None) -> bool:
+def confirmed(port: Port, failure: Failure, profile: Profile, check_tables: TableCheck | None, also_renamed: bool) -> bool:
     """Whether the failure happens on a fresh cache too. When it does not and it was found on a module's
     copies, they were not faithful (one the sampled check missed): copying stops, and the walk starts again."""
-    if check_path(port, failure.geometry, failure.path, profile, check_tables) is not None:
+    if check_path(port, failure.geometry, failure.path, profile, check_tables, also_renamed) is not None:
         return True
     if isinstance(port, ModulePort) and port.can_copy:
         port.stop_copying(f"a failure seen on copies of {port.name}'s cache did not happen on a fresh cache: "
@@ -388,7 +394,7 @@ def confirmed(port: Port, failure: Failure, profile: Profile, check_tables: Tabl
 
 def _interleave(
     port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Profile, check_tables: TableCheck | None,
-    time_limit: float | None, progress: Callable[[Geometry, Level], None] | None,
+    time_limit: float | None, progress: Callable[[Geometry, Level], None] | None, also_renamed: bool,
 ) -> list[Result]:
     def reporter(g: Geometry) -> Callable[[Level], None] | None:
         if progress is None:
@@ -396,7 +402,7 @@ def _interleave(
         report = progress
         return lambda level: report(g, level)
 
-    walks = {g: walk(port, g, g.depth(depth), g.tree(depth, tree_depth), profile, check_tables, time_limit, reporter(g)) for g in geometries}
+    walks = {g: walk(port, g, g.depth(depth), g.tree(depth, tree_depth), profile, check_tables, time_limit, reporter(g), also_renamed) for g in geometries}
     results: dict[Geometry, Result] = {}
     levels: dict[Geometry, list[Level]] = {g: [] for g in geometries}  # the depths each walk has done
     own: dict[Geometry, float] = {g: 0.0 for g in geometries}  # the seconds each walk took, apart from the others
@@ -417,7 +423,7 @@ def _interleave(
                             rest.close()
                             done = levels[other]
                             results[other] = Result(
-                                other, other.depth(depth), other.tree(depth, tree_depth), not profile.exact_ids, levels=done,
+                                other, other.depth(depth), other.tree(depth, tree_depth), not profile.exact_ids, also_renamed, levels=done,
                                 states=done[-1].states if done else 0, stopped=f"walked to depth {len(done)}, then stopped: another geometry failed",
                             )
                     return [results[x] for x in geometries]

@@ -10,7 +10,7 @@ answer), and the suite follows it: the oracle takes the same choices, and under
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 # option -> its values, the default first, each with the engine it models
 OPTIONS: dict[str, dict[str, str]] = {
@@ -63,6 +63,10 @@ class Profile:
     def exact_ids(self) -> bool:
         """Whether block tables are compared id for id (else up to a renaming of ids)."""
         return self.allocation == "lowest-free"
+
+    def any_ids(self) -> Profile:
+        """This profile with allocation=any: the same oracle, its tables compared up to a renaming of ids."""
+        return replace(self, allocation="any")
 
     def differences(self) -> dict[str, str]:
         """The options whose value is not the default."""

@@ -20,11 +20,12 @@ import pytest
 
 import paged
 import explorer
-from explorer.ports import UnfaithfulCopy
+from explorer import oracle_side
+from explorer.ports import UnfaithfulCopy, call_text
 from oracle import ModelKVCache, state
 from wire.server import Dispatcher
 from wire.transcript import parse, replay
-from oracle.profile import Profile
+from oracle.profile import Profile, hint
 
 pytestmark = pytest.mark.exhaustive
 PORTS = Path(__file__).resolve().parents[2] / "mutants" / "ports"  # the broken ports
@@ -293,6 +294,95 @@ def test_allocation_any_compares_tables_up_to_a_renaming() -> None:
     assert renamed.failure is None
     # Canonical keys merge states that differ only by their block ids: never more states than exact ones.
     assert renamed.states <= explorer.explore(explorer.ModulePort(paged), BASE, 4).states
+
+
+class _Compacted(paged.PagedKVCache):
+    """paged's cache reporting block b as the number of held blocks below it: lowest-free's ids until a free
+    leaves a hole below a block still held, whose id then changes while it is held (wrong under allocation=any too)."""
+
+    def block_table(self, seq_id: int, layer: int = 0) -> Any:
+        held = sorted({b for table in self._groups[0].tables.values() for b in table})
+        return np.array([held.index(b) for b in super().block_table(seq_id, layer)], dtype=np.int32)
+
+
+@pytest.mark.oracle
+def test_also_renamed_checks_every_table_both_ways(tmp_path: Path) -> None:
+    """--also-renamed: one walk under the default profile whose every table is checked id for id and up to a
+    renaming. paged passes and the report says so; each half fails on its own port, the message naming its
+    check: renamed_ids (b -> N-1-b: right under allocation=any) only id for id, _Compacted up to a renaming,
+    in as few calls as a walk under allocation=any fails it."""
+    both = explorer.explore(explorer.ModulePort(paged), BASE, 3, also_renamed=True)
+    assert both.failure is None and both.also_renamed and not both.canonical
+    assert "every table also checked up to a renaming of block ids (allocation=any's check), each time the tables are checked" in explorer.guarantee(both)
+    assert not any("renaming" in line for line in explorer.guarantee(explorer.explore(explorer.ModulePort(paged), BASE, 3)))
+    exact_only = explorer.explore(explorer.ModulePort(example("renamed_ids")), BASE, 4, also_renamed=True)
+    assert exact_only.failure is not None and exact_only.failure.calls == 2, exact_only
+    assert exact_only.failure.what.startswith("block_table(0)[0]=2, but should be 0 [block_table(0), after "), exact_only.failure.what
+    assert exact_only.failure.what.endswith(f"({hint(Profile())})"), exact_only.failure.what
+    compacted = SimpleNamespace(PagedKVCache=_Compacted, OutOfBlocks=paged.OutOfBlocks, __name__="compacted")
+    g = explorer.GEOMETRIES[1]  # a pool of 2: a hole below a held block in 5 calls
+    renamed = explorer.explore(explorer.ModulePort(compacted), g, 5, also_renamed=True)
+    under_any = explorer.explore(explorer.ModulePort(compacted), g, 5, profile=Profile(allocation="any"))
+    assert renamed.failure is not None and under_any.failure is not None, (renamed, under_any)
+    assert renamed.failure.calls == under_any.failure.calls == 5 and renamed.failure.shortest, (renamed.failure, under_any.failure)
+    assert renamed.failure.path[-1] == ("free", 0) and ", but should be " in renamed.failure.what, renamed.failure
+    assert renamed.failure.what.endswith(f"({hint(Profile(allocation='any'))})"), renamed.failure.what
+    # That sequence fails under allocation=any alone, and id for id alone.
+    for profile in (Profile(allocation="any"), Profile()):
+        assert explorer.check_path(explorer.ModulePort(compacted), g, renamed.failure.path, profile) is not None, profile
+
+
+class _Recording(explorer.ModulePort):
+    """paged, each call a walk makes from a state recorded by its path (`made`), and the paths it keeps (`kept`)."""
+
+    def __init__(self) -> None:
+        super().__init__(paged)
+        self.made: set[tuple[str, ...]] = set()
+        self.kept: set[tuple[str, ...]] = set()
+
+    def succeeded(self, cache: Any, path: Any, items: Any, own: bool = True) -> Any:
+        here = tuple(call_text(method, args) for method, args in path)
+        for item in items:
+            self.made.add((*here, call_text(item.method, item.args)))
+            if item.keep:
+                self.kept.add((*here, call_text(item.method, item.args)))
+        return super().succeeded(cache, path, items, own)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("g, depth", [(explorer.EVERY_GEOMETRY[i], depth) for i, depth in ((2, 6), (3, 4), (15, 6))], ids=lambda x: getattr(x, "name", str(x)))
+def test_also_renamed_checks_all_a_walk_under_allocation_any_checks(g: explorer.Geometry, depth: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Why one walk is enough: the oracle is the same under both allocations, and the first path into a new
+    state up to a renaming is the first into a new exact state. So the walk under the default profile with
+    also_renamed makes every call, keeps every state and makes every check up to a renaming (the same tables,
+    the same renaming carried) that a walk under allocation=any makes, and more: its states are exact ones."""
+    checks: list[str] = []
+
+    def recorded(want: Any, got: Any, carry: Any, released: Any, *, num_blocks: int) -> Any:
+        checks.append(repr((sorted(want.items(), key=str), sorted(got.items(), key=str), carry and sorted(carry.bound().items()), list(released))))
+        return explorer.tables_up_to_renaming(want, got, carry, released, num_blocks=num_blocks)
+
+    monkeypatch.setattr(oracle_side, "tables_up_to_renaming", recorded)
+    walked = {}
+    for name, options in (("any", {"profile": Profile(allocation="any")}), ("both", {"also_renamed": True})):
+        port, checks[:] = _Recording(), []
+        assert explorer.explore(port, g, depth, **options).failure is None
+        walked[name] = (port.made, port.kept, set(checks))
+    assert [a <= b for a, b in zip(walked["any"], walked["both"])] == [True, True, True]
+    assert len(walked["any"][0]) < len(walked["both"][0])  # states that differ only by their ids: each reached
+
+
+@pytest.mark.oracle
+def test_also_renamed_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m explorer --also-renamed` says what it checked; with a profile whose ids are names already it is
+    a usage error, and nothing is walked."""
+    assert explorer.main(["--also-renamed", "--depth", "2", "--geometry", "0", "--quiet"]) == 0
+    assert "  every table also checked up to a renaming of block ids (allocation=any's check)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        explorer.main(["--also-renamed", "--profile", "allocation=any", "--depth", "2"])
+    assert exc.value.code == 2
+    out = capsys.readouterr()
+    assert "--also-renamed: the profile allocation=any already compares tables up to a renaming" in out.err and "agrees" not in out.out, out
 
 
 @pytest.mark.oracle
