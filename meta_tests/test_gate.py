@@ -258,6 +258,27 @@ def test_block_ids_outside_the_pool_fail_under_allocation_any(tmp_path: Path) ->
     assert re.search(r"=(\d+), but should be a block id of the pool, 0\.\.(\d+) \(num_blocks=\d+\)", run.stdout), run.stdout[-3000:]
 
 
+def test_also_renamed_is_one_walk_for_both_profiles_refused_where_it_means_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--exhaustive --also-renamed: the verdict names both profiles, every geometry says it checked each table up
+    to a renaming. A usage error with --profile allocation=any (its tables are compared so already) or without
+    --exhaustive; CANNOT RUN for a port that declares allocation=any."""
+    for args in (["--exhaustive", "--also-renamed", "--profile", "allocation=any"], ["--also-renamed"]):
+        with pytest.raises(SystemExit) as exc:
+            parse(args)
+        assert exc.value.code == 2, args
+    err = capsys.readouterr().err
+    assert "error: --also-renamed with --profile allocation=any: that profile compares tables up to a renaming already" in err, err
+    assert "error: --also-renamed is an option of --exhaustive" in err, err
+    assert parse(["--exhaustive", "--also-renamed", "--profile", "duplicates=keep"]).also_renamed
+    declared = gate("--impl", "shifted_ids", "--exhaustive", "--also-renamed", cwd=tmp_path)
+    assert declared.returncode == 2 and verdict(declared).endswith(": CANNOT RUN ==="), verdict(declared)
+    assert "--also-renamed: the profile under test, allocation=any (declared by the implementation)" in declared.stdout, declared.stdout[-2000:]
+    run = gate("--impl", "paged", "--exhaustive", "--also-renamed", "--depth", "2", cwd=tmp_path)
+    assert run.returncode == 0 and verdict(run).startswith("=== gate verdict for paged, profile default and allocation=any (tables up to renaming) ("), verdict(run)
+    walked = run.stdout.count(": agrees with the model (")
+    assert walked > 1 and run.stdout.count("every table also checked up to a renaming of block ids (allocation=any's check)") == walked, run.stdout[-3000:]
+
+
 def test_failing_vectors_leave_the_first_as_the_transcript(tmp_path: Path) -> None:
     run = gate("--vectors", "--impl", "broken_allocation", "--transcript-out", str(tmp_path / "t.txt"), cwd=tmp_path)
     assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), verdict(run)

@@ -9,6 +9,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracle.profile import ProfileError
+from oracle.profile import parse as parse_profile
 from wire.target import driver
 from wire.target import parse as parse_impl
 
@@ -36,6 +38,7 @@ class Options:
     timeout: float
     extra: list[str]
     require: frozenset[str] = frozenset()  # --require: the capabilities the implementation must announce
+    also_renamed: bool = False  # --also-renamed: the explorer also checks every table up to a renaming of block ids
     channel: int | None = None
     prog: str | None = None
 
@@ -65,6 +68,9 @@ def parser(prog: str, usage: str) -> argparse.ArgumentParser:
     p.add_argument("--profile", metavar="OPTION=VALUE[,...]", help="the port's profile (docs/CONTRACT.md, Profiles); default: the one it declares")
     p.add_argument("--exhaustive", action="store_true", help="the bounded exhaustive explorer on tiny pools (explorer/, docs/EXHAUSTIVE.md), and nothing else")
     p.add_argument("--depth", type=int, default=6, help="--exhaustive: every model state within this many calls (default 6)")
+    p.add_argument("--also-renamed", action="store_true",
+                   help="--exhaustive under an allocation=lowest-free profile: also check every table up to a renaming of block ids, "
+                   "allocation=any's check (one walk for both)")
     p.add_argument("--junit-xml", metavar="PATH", help="also write every step's tests as JUnit XML to PATH")
     p.add_argument("--coverage", action="store_true", help="also print each state machine's coverage table: behaviours, examples reaching them, share, floor")
     p.add_argument("--partial-ok", action="store_true", help="a PARTIAL verdict (the suite narrowed after --) exits 0, not 3")
@@ -89,11 +95,25 @@ def parse(argv: list[str], prog: str = "paged-gate", usage: str = "") -> Options
     unknown = sorted(require - OPTIONAL.keys())
     if unknown:
         p.error(f"--require: {', '.join(unknown)} is no capability; the capabilities are {', '.join(OPTIONAL)}")
+    if a.also_renamed and not a.exhaustive:
+        p.error("--also-renamed is an option of --exhaustive: it adds a check to the explorer's walk")
+    if a.also_renamed and a.profile is not None and not exact_ids(a.profile):
+        p.error(f"--also-renamed with --profile {a.profile}: that profile compares tables up to a renaming already; "
+                "--also-renamed adds that check to a walk under allocation=lowest-free")
     return Options(
         impl=anchored(a.impl), xfails=absolute(a.xfails), replay=absolute(a.replay), vectors=a.vectors, transcript_out=absolute(a.transcript_out),
         all_failures=a.all_failures, mutmut=a.mutmut, profile=a.profile, exhaustive=a.exhaustive, depth=a.depth,
-        junit_xml=absolute(a.junit_xml), coverage=a.coverage, partial_ok=a.partial_ok, timeout=a.timeout, extra=extra, require=require, channel=a.channel, prog=a.prog,
+        junit_xml=absolute(a.junit_xml), coverage=a.coverage, partial_ok=a.partial_ok, timeout=a.timeout, extra=extra, require=require,
+        also_renamed=a.also_renamed, channel=a.channel, prog=a.prog,
     )
+
+
+def exact_ids(profile: str) -> bool:
+    """Whether --profile's text compares block ids exactly; text that does not parse is the worker's to refuse."""
+    try:
+        return parse_profile(profile).exact_ids
+    except ProfileError:
+        return True
 
 
 def absolute(path: str | None) -> str | None:

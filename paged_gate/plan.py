@@ -77,7 +77,7 @@ class Run:
     def explorer(self, out: Path, depth: int, quick: bool = False) -> Step:
         banner(f"the bounded exhaustive explorer, depth {depth}, against {self.o.impl} (explorer/)")
         try:
-            ok, detail, _, cases, whole = explored(self.config, depth, out, None, quick)
+            ok, detail, _, cases, whole = explored(self.config, depth, out, None, quick, self.o.also_renamed)
         except DriverError as exc:  # the driver would not start, or its hello differs from the first session's
             return Step(f"explorer, depth {depth}", False, str(exc))
         self.walked = detail.split("\n", 1)[0]
@@ -126,7 +126,7 @@ def steps(o: Options, config: Config, out: Path, work: Path, prog: str, channel:
     if o.exhaustive:
         run.step("exhaustive", lambda path: run.explorer(path, o.depth))
         walked = f"{run.walked}; " if run.walked else ""
-        return run.done, Scope(only=f"the explorer to depth {o.depth} on its geometries ({walked}what each geometry walked: above)")
+        return run.done, Scope(only=f"the explorer to depth {o.depth} on its geometries ({walked}what each geometry walked: above)", also_renamed=o.also_renamed)
     if o.replay or o.vectors:
         run.step("replay" if o.replay else "vectors", lambda path: run.vectors(path, stop_at_first=False))
         return run.done, Scope(only=f"the transcript {Path(o.replay).name}" if o.replay else "the conformance vectors")

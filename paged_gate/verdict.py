@@ -61,6 +61,7 @@ class Scope:
     listed: int = 0
     taken: str = ""
     env_set: tuple[str, ...] = ()
+    also_renamed: bool = False  # --exhaustive --also-renamed: every table also checked up to a renaming of block ids
 
 
 def parts(target: Target, steps: Sequence[Step] = ()) -> tuple[list[str], list[str]]:
@@ -134,8 +135,11 @@ def short(detail: str) -> str:
 
 
 def render(target: Target, profile: Profile, steps: list[Step], scope: Scope, seconds: float) -> str:
-    """The verdict: its head line (what it certified), then one line (and its details) a step."""
-    head = f"=== gate verdict for {target.impl}, profile {str(profile) or 'default'} ({seconds:.0f} s): {certified(target, steps, scope)} ==="
+    """The verdict: its head line (what it certified, under which profiles), then one line (and its details) a step."""
+    named = str(profile) or "default"
+    if scope.also_renamed:  # the profile's checks, and allocation=any's of every table
+        named += f" and {profile.any_ids()} (tables up to renaming)"
+    head = f"=== gate verdict for {target.impl}, profile {named} ({seconds:.0f} s): {certified(target, steps, scope)} ==="
     lines = [head]
     if scope.env_set:
         lines.append(f"the implementation set {', '.join(scope.env_set)} in the gate's process: not handed to the suite's pytest runs")
