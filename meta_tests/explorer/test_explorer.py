@@ -296,20 +296,11 @@ def test_allocation_any_compares_tables_up_to_a_renaming() -> None:
     assert renamed.states <= explorer.explore(explorer.ModulePort(paged), BASE, 4).states
 
 
-class _Compacted(paged.PagedKVCache):
-    """paged's cache reporting block b as the number of held blocks below it: lowest-free's ids until a free
-    leaves a hole below a block still held, whose id then changes while it is held (wrong under allocation=any too)."""
-
-    def block_table(self, seq_id: int, layer: int = 0) -> Any:
-        held = sorted({b for table in self._groups[0].tables.values() for b in table})
-        return np.array([held.index(b) for b in super().block_table(seq_id, layer)], dtype=np.int32)
-
-
 @pytest.mark.oracle
 def test_also_renamed_checks_every_table_both_ways(tmp_path: Path) -> None:
     """--also-renamed: one walk under the default profile whose every table is checked id for id and up to a
     renaming. paged passes and the report says so; each half fails on its own port, the message naming its
-    check: renamed_ids (b -> N-1-b: right under allocation=any) only id for id, _Compacted up to a renaming,
+    check: renamed_ids (b -> N-1-b: right under allocation=any) only id for id, compacted_ids up to a renaming,
     in as few calls as a walk under allocation=any fails it."""
     both = explorer.explore(explorer.ModulePort(paged), BASE, 3, also_renamed=True)
     assert both.failure is None and both.also_renamed and not both.canonical
@@ -319,7 +310,7 @@ def test_also_renamed_checks_every_table_both_ways(tmp_path: Path) -> None:
     assert exact_only.failure is not None and exact_only.failure.calls == 2, exact_only
     assert exact_only.failure.what.startswith("block_table(0)[0]=2, but should be 0 [block_table(0), after "), exact_only.failure.what
     assert exact_only.failure.what.endswith(f"({hint(Profile())})"), exact_only.failure.what
-    compacted = SimpleNamespace(PagedKVCache=_Compacted, OutOfBlocks=paged.OutOfBlocks, __name__="compacted")
+    compacted = example("compacted_ids")
     g = explorer.GEOMETRIES[1]  # a pool of 2: a hole below a held block in 5 calls
     renamed = explorer.explore(explorer.ModulePort(compacted), g, 5, also_renamed=True)
     under_any = explorer.explore(explorer.ModulePort(compacted), g, 5, profile=Profile(allocation="any"))
