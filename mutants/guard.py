@@ -6,7 +6,8 @@ it checks the run's `--impl`, imports the modules named to import (the adapter t
 engine, or `paged`), and checks that every module named was imported from the mutant's folder, not
 from the work tree or an install. It writes `OK` or `MISMATCH ...` to `guard-report.txt`; a
 mismatch stops the run (an error, never a kill). It also records the first test that fails, by its
-node id, in `first-failure.txt`.
+node id, in `first-failure.txt`. When the expectation lists node ids (`only`: the runner's confirm run of the
+tests that killed mutants), it keeps just those tests, and a listed id the selection does not collect is a mismatch.
 """
 
 from __future__ import annotations
@@ -34,8 +35,13 @@ def from_here(name: str) -> bool:
     return (folder + os.sep).startswith(str(HERE) + os.sep)
 
 
+def expected() -> dict[str, list[str] | str]:
+    found: dict[str, list[str] | str] = json.loads((HERE / "_mutant_guard.json").read_text(encoding="utf-8"))
+    return found
+
+
 def problems(config: pytest.Config) -> list[str]:
-    expect = json.loads((HERE / "_mutant_guard.json").read_text(encoding="utf-8"))
+    expect = expected()
     try:
         impl = config.getoption("--impl")
     except ValueError:
@@ -58,6 +64,19 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         REPORT.write_text("MISMATCH " + "; ".join(found) + "\n", encoding="utf-8")
         raise pytest.UsageError("mutants: the run does not test the mutant: " + "; ".join(found))
     REPORT.write_text("OK\n", encoding="utf-8")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    only = set(expected().get("only", []))
+    if not only:
+        return
+    missing = only - {item.nodeid for item in items}
+    if missing:
+        REPORT.write_text(f"MISMATCH not collected: {', '.join(sorted(missing))}\n", encoding="utf-8")
+        raise pytest.UsageError("mutants: tests to confirm were not collected: " + ", ".join(sorted(missing)))
+    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in only])
+    items[:] = [item for item in items if item.nodeid in only]
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -60,6 +60,7 @@ class Guard:
     impl: str
     imports: tuple[str, ...] = ()
     modules: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()  # node ids: the run keeps just these tests (none: every selected test)
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def run_pytest(
         (root / stale).unlink(missing_ok=True)
     shutil.copyfile(guard.__file__, root / f"{GUARD}.py")
     (root / f"{GUARD}.json").write_text(
-        json.dumps({"impl": expect.impl, "import": list(expect.imports), "modules": list(expect.modules)}), encoding="utf-8"
+        json.dumps({"impl": expect.impl, "import": list(expect.imports), "modules": list(expect.modules), "only": list(expect.only)}),
+        encoding="utf-8",
     )
     environment = dict(os.environ)
     environment.update(
@@ -148,13 +150,15 @@ def first_failure(run: PytestRun) -> str | None:
     return recorded.read_text(encoding="utf-8").strip() if recorded.exists() else None
 
 
-def count_tests(run: PytestRun) -> int:
+def count_tests(run: PytestRun, passed: bool = False) -> int:
+    """The test cases in the run's JUnit XML (`passed`: only those that neither failed, errored nor skipped)."""
     if not run.junit.exists():
         return 0
     try:
-        return sum(1 for _ in ET.parse(run.junit).iter("testcase"))
+        cases = list(ET.parse(run.junit).iter("testcase"))
     except ET.ParseError:
         return 0
+    return sum(1 for c in cases if not passed or all(c.find(tag) is None for tag in ("failure", "error", "skipped")))
 
 
 def tail(text: str, lines: int = 15) -> str:

@@ -16,8 +16,9 @@ What is mutated and how the suite reaches it:
 
 1. Snapshot the repo (paged/, oracle/, tests/, pyproject.toml and the rest, never .git or
    mutants/) into a temporary folder.
-2. Run the selected tests (default: the conformance suite, tests/) on the unmutated snapshot: they
-   must pass, else stop (exit 2).
+2. Collect the selected tests (default: the conformance suite, tests/) on the unmutated snapshot, writing
+   the bytecode each mutant's copy starts with: collection must succeed, else stop (exit 2). (--exhaustive: the
+   explorer's walk of the unmutated snapshot must pass.)
 3. For each mutant, copy the snapshot, plant the mutant in the copy and run pytest there
    (mutants/pytest_run.py, shared with the engines' runner) with `-x -p no:cacheprovider -n 0`,
    HYPOTHESIS_PROFILE=mutation, PYTHONPATH and the working folder set to the copy. A guard plugin
@@ -27,9 +28,13 @@ What is mutated and how the suite reaches it:
 4. Verdicts: pytest exit 1 with a failed test in its JUnit XML is `killed` (by the first
    failed test); exit 0 is `survived`; anything else (a stale mutant, exit codes 2 to 5, a
    timeout, a wrong `paged`) is `error`, never a kill.
+5. The confirm run: every test that killed a mutant runs once more, on the unmutated snapshot, under the same
+   selection and settings, and must pass, else no score (exit 2). A kill is a failure the mutant caused, and
+   only the killing tests need that proof: a test that passes on a mutant needs none, and a mutant that
+   survives passed everything.
 
 Exit status: 0 when killed/total >= threshold and nothing is an error; 1 otherwise;
-2 when the unmutated run fails or the arguments are wrong.
+2 when the unmutated snapshot's collection or confirm run fails, or the arguments are wrong.
 """
 
 from __future__ import annotations
@@ -57,6 +62,9 @@ REPO = Path(__file__).resolve().parent.parent
 # gated by. meta_tests/ tests the suite's own machinery (many of its tests start whole gates in subprocesses)
 # and never stands between a mutant of the port and its verdict.
 CONFORMANCE = ["tests"]
+# A mutant's run of the suite is stopped after this long (an error, never a kill): the whole suite under -n 0
+# through the Rust driver, the slowest run a survivor makes, takes under 200 s on a loaded 2-core host.
+SUITE_TIMEOUT = 900.0
 CRATE = Path("ci/examples/rust")
 RUST_PROFILE = "mutants"  # ci/examples/rust/Cargo.toml
 RUST_DRIVER = CRATE / "target" / RUST_PROFILE / "paged-kv-driver"
@@ -121,7 +129,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         action="store_true",
         help="run each mutant against only the tests it names (its caught_by)",
     )
-    parser.add_argument("--timeout", type=float, default=0.0, help="seconds per mutant run (default: 10x the clean run, at least 60)")
+    parser.add_argument("--timeout", type=float, default=0.0, help=f"seconds per mutant run (default: {SUITE_TIMEOUT:.0f}; --exhaustive: 10x the clean walk, at least 60)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies and print where they are")
     args = parser.parse_args(own)
     if args.jobs < 1:
@@ -193,10 +201,13 @@ def snapshot(dest: Path) -> None:
     shutil.copytree(REPO, dest, ignore=IGNORE, symlinks=True)
 
 
-def suite_run(root: Path, target: Target, pytest_args: list[str], timeout: float | None, workers: int = 0, clean: bool = False) -> PytestRun:
-    """The suite on the copy at root, run there with only the copy on PYTHONPATH; the clean run writes the
-    bytecode each mutant's copy of root starts with."""
-    return run_pytest(root, target.guard(root), pytest_args, pythonpath=[root], cwd=root, workers=workers, env=target.settings(root), timeout=timeout, write_bytecode=clean)
+def suite_run(
+    root: Path, target: Target, pytest_args: list[str], timeout: float | None, workers: int = 0, clean: bool = False, only: tuple[str, ...] = ()
+) -> PytestRun:
+    """The suite on the copy at root, run there with only the copy on PYTHONPATH; on the unmutated snapshot
+    (`clean`) it writes the bytecode each mutant's copy of root starts with. `only`: just these node ids."""
+    expect = replace(target.guard(root), only=only)
+    return run_pytest(root, expect, pytest_args, pythonpath=[root], cwd=root, workers=workers, env=target.settings(root), timeout=timeout, write_bytecode=clean)
 
 
 def run_explorer(root: Path, target: Target, depth: int, timeout: float | None) -> tuple[int | None, str, dict[str, object], float]:
@@ -254,6 +265,23 @@ def run_mutant(mutant: Mutant, base: Path, work: Path, target: Target, pytest_ar
         args += ["-k", " or ".join(mutant.caught_by)]
     status, by, detail = verdict(suite_run(root, target, args, timeout), timeout)
     return Result(mutant.id, mutant.title, status, by, time.monotonic() - start, detail, vectors)
+
+
+def confirmed(base: Path, target: Target, pytest_args: list[str], results: list[Result], workers: int) -> bool:
+    """The confirm run: the tests that killed a mutant, run on the unmutated snapshot under the same selection and
+    settings (the guard keeps just them), must all pass. Prints what it ran; False (no score) when one fails."""
+    killers = sorted({r.killed_by for r in results if r.status == "killed" and r.killed_by})
+    if not killers:
+        return True
+    run = suite_run(base, target, pytest_args, None, workers, only=tuple(killers))
+    status, by, detail = verdict(run, None)
+    if status != "survived" or count_tests(run, passed=True) != len(killers):
+        print(tail(run.ended.out, 40), file=sys.stderr)
+        why = f"{by} failed" if by else (detail.splitlines() or [f"{count_tests(run, passed=True)} of {len(killers)} tests passed"])[0]
+        print(f"mutants: ERROR: a test that killed a mutant does not pass on the unmutated code ({why}); no score.", file=sys.stderr)
+        return False
+    print(f"confirm run: the {len(killers)} tests that killed a mutant pass on the unmutated code ({run.ended.seconds:.1f} s)", flush=True)
+    return True
 
 
 def print_table(results: list[Result], rust: bool, exhaustive: bool = False) -> None:
@@ -318,8 +346,8 @@ def main(argv: list[str] | None = None) -> int:
         snapshot(base)
         print(f"mutants: {len(mutants)} planted mutants ({kind}: --impl={target.impl(base)}), tests: {selection}, -j {args.jobs}", flush=True)
 
-        # The clean run: the selected tests must pass on the unmutated snapshot (and, for --rust, it must
-        # build and pass its own vectors). With more than one job it runs under xdist; every mutant run is -n 0.
+        # The unmutated snapshot must build and pass its own vectors (--rust), and its tests must collect (or its
+        # walk pass: --exhaustive); the collection writes the bytecode every mutant's copy starts with.
         problem = target.build(base, None)
         vectors = target.own_tests(base, None)
         if problem or vectors not in ("", "survived"):
@@ -330,20 +358,20 @@ def main(argv: list[str] | None = None) -> int:
             code, out, payload, clean_s = run_explorer(base, target, args.exhaustive, None)
             status, by, detail, _ = explorer_verdict(code, out, payload, base, target, None)
         else:
-            clean = suite_run(base, target, pytest_args, None, workers, clean=True)
-            status, by, detail = verdict(clean, None)
-            out, clean_s = clean.ended.out, clean.ended.seconds
+            collected = suite_run(base, target, [*pytest_args, "--collect-only"], None, clean=True)
+            status, by, detail = verdict(collected, None)
+            out, clean_s = collected.ended.out, collected.ended.seconds
         if status != "survived":
             print(tail(out, 40), file=sys.stderr)
             why = f"{by} failed" if by else detail.splitlines()[0]
-            print(f"mutants: ERROR: the selected tests do not pass on the unmutated code ({why}); no score.", file=sys.stderr)
+            print(f"mutants: ERROR: the selected tests do not {'pass' if args.exhaustive is not None else 'collect'} on the unmutated code ({why}); no score.", file=sys.stderr)
             return 2
         if args.exhaustive is not None:
             print(f"clean run: the explorer passed (depth {args.exhaustive}) in {clean_s:.1f} s", flush=True)
+            timeout = args.timeout or max(60.0, 10.0 * clean_s * max(1, args.jobs))
         else:
-            print(f"clean run: {count_tests(clean)} tests passed in {clean_s:.1f} s", flush=True)
-
-        timeout = args.timeout or max(60.0, 10.0 * clean_s * max(1, args.jobs))
+            print(f"unmutated snapshot: {tail(out, 1)}", flush=True)
+            timeout = args.timeout or SUITE_TIMEOUT
         results: list[Result] = []
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures: dict[Future[Result], Mutant] = {
@@ -362,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
                     what = f"by {r.killed_by}" if r.killed_by else (r.detail.splitlines()[0] if r.detail else "")
                     own = f"  [cargo test vectors: {r.vectors}]" if r.vectors else ""
                     print(f"[{len(results):2d}/{len(mutants)}] {r.id} {r.status:8s} {r.seconds:5.1f} s  {what}{own}", flush=True)
+        if args.exhaustive is None and not confirmed(base, target, pytest_args, results, workers):
+            return 2
     finally:
         if args.keep:
             print(f"mutants: copies kept in {work}")
