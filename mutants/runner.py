@@ -55,6 +55,7 @@ from oracle.profile import parse as parse_profile  # the edge: --profile's text
 from testkit.config import GIVEN, Config
 
 from . import Mutant, StaleMutant, all_mutants, apply_mutant
+from .mirror import mirror
 from .pytest_run import Guard, PytestRun, count_tests, run_pytest, run_with_timeout, tail, verdict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -164,6 +165,16 @@ class Target:
         paged = () if self.kind == "rust" else ("paged",)
         return Guard(self.impl(root), imports=paged, modules=paged)
 
+    def copy(self, base: Path, root: Path, edited: list[str]) -> None:
+        """A mutant's copy of the snapshot: symlinks but for the files it edits (mutants/mirror.py), cheap to make
+        and delete (the conformance vectors alone are 18 MB). What a run writes is never written through a link:
+        its pytest files land in root, and no bytecode is written; the Rust port's Cargo.lock is a real copy
+        and its build starts a target folder of its own, never the snapshot's."""
+        crate = [str(CRATE / "Cargo.lock")] if self.kind == "rust" else []
+        mirror(base, root, [*edited, *crate])
+        if self.kind == "rust":
+            (root / CRATE / "target").unlink(missing_ok=True)
+
     def build(self, root: Path, timeout: float | None) -> str | None:
         """Build what the copy needs (the Rust driver); None when it built, else why not."""
         if self.kind != "rust":
@@ -247,7 +258,7 @@ def explorer_verdict(code: int | None, out: str, payload: dict[str, object], roo
 def run_mutant(mutant: Mutant, base: Path, work: Path, target: Target, pytest_args: list[str], timeout: float, expected: bool, exhaustive: int | None = None) -> Result:
     start = time.monotonic()
     root = work / mutant.id
-    shutil.copytree(base, root, symlinks=True)
+    target.copy(base, root, [edit.file for edit in mutant.edits])
     try:
         apply_mutant(mutant, root)
     except StaleMutant as exc:
