@@ -63,8 +63,8 @@ REPO = Path(__file__).resolve().parent.parent
 # gated by. meta_tests/ tests the suite's own machinery (many of its tests start whole gates in subprocesses)
 # and never stands between a mutant of the port and its verdict.
 CONFORMANCE = ["tests"]
-# A mutant's run of the suite is stopped after this long (an error, never a kill): the whole suite under -n 0
-# through the Rust driver, the slowest run a survivor makes, takes under 200 s on a loaded 2-core host.
+# A mutant's run of the suite is stopped after this long (an error, never a kill): a bound on a hang, far past the
+# slowest run a mutant can make, a survivor's whole suite under -n 0 (the Rust port's, through its driver).
 SUITE_TIMEOUT = 900.0
 CRATE = Path("ci/examples/rust")
 RUST_PROFILE = "mutants"  # ci/examples/rust/Cargo.toml
