@@ -286,9 +286,10 @@ def confirmed(base: Path, target: Target, pytest_args: list[str], results: list[
         return True
     run = suite_run(base, target, pytest_args, None, workers, only=tuple(killers))
     status, by, detail = verdict(run, None)
-    if status != "survived" or count_tests(run, passed=True) != len(killers):
+    passed = count_tests(run, passed=True)
+    if status != "survived" or passed != len(killers):
         print(tail(run.ended.out, 40), file=sys.stderr)
-        why = f"{by} failed" if by else (detail.splitlines() or [f"{count_tests(run, passed=True)} of {len(killers)} tests passed"])[0]
+        why = f"{by} failed" if by else (detail.splitlines() or [f"{passed} of {len(killers)} tests passed"])[0]
         print(f"mutants: ERROR: a test that killed a mutant does not pass on the unmutated code ({why}); no score.", file=sys.stderr)
         return False
     print(f"confirm run: the {len(killers)} tests that killed a mutant pass on the unmutated code ({run.ended.seconds:.1f} s)", flush=True)
