@@ -48,7 +48,8 @@ def gate(
     importable; bounded explorer and shrinking."""
     path = [str(PORTS), str(cwd), os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path).rstrip(os.pathsep))
-    env.update(PAGED_EXPLORE_SECONDS="10", PAGED_SHRINK_SECONDS="5", **(env_extra or {}))
+    env.update(PAGED_EXPLORE_SECONDS="10", PAGED_SHRINK_SECONDS="5")
+    env.update(env_extra or {})
     # The examples are broken under the default profile (broken_allocation's ids are a legal choice
     # under allocation=any): a profile the outer run was given must not reach the gate under test.
     env.pop("PAGED_PROFILE", None)
