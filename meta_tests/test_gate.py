@@ -384,8 +384,9 @@ def test_nothing_replayed_is_no_pass_and_a_port_without_prefix_caching_is_told_s
 
 @pytest.mark.slow
 def test_the_installed_gate_runs_a_venvs_driver_and_never_exits_0_without_a_verdict(tmp_path: Path) -> None:
-    """pip install (not editable) into a new venv; from another folder, its paged-gate gates
-    `exec:VENV/bin/python -m wire.driver` (the venv's interpreter, through its symlink), and gives
+    """pip install (not editable) into a new venv; from another folder, with only the broken ports on PYTHONPATH,
+    its paged-gate passes the vectors on `paged` (the installed one), on `exec:paged-driver` (the script installed
+    beside it) and on `exec:VENV/bin/python -m wire.driver` (the venv's interpreter, through its symlink), and gives
     the modules that exit on import exit 2. Slow (a venv and a pip install): `pytest -m slow meta_tests/test_gate.py`,
     which .ci/run runs."""
     venv = tmp_path / "venv"
@@ -394,8 +395,12 @@ def test_the_installed_gate_runs_a_venvs_driver_and_never_exits_0_without_a_verd
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     installed = [str(venv / "bin" / "paged-gate")]
-    run = gate("--impl", f"exec:{venv}/bin/python -m wire.driver", "--vectors", cwd=elsewhere, command=installed)
-    assert run.returncode == 0 and "PASS, the conformance vectors only" in verdict(run), run.stdout[-3000:] + run.stderr[-2000:]
+    alone = {"PYTHONPATH": str(PORTS)}  # never the checkout: `paged` and `wire` are the venv's
+    for impl in ("paged", "exec:paged-driver", f"exec:{venv}/bin/python -m wire.driver"):
+        run = gate("--impl", impl, "--vectors", cwd=elsewhere, command=installed, env_extra=alone)
+        assert run.returncode == 0 and "PASS, the conformance vectors only" in verdict(run), run.stdout[-3000:] + run.stderr[-2000:]
+        if impl == "paged":
+            assert f"implementation under test: paged ({venv}/lib/" in run.stdout, run.stdout[:2000]
     for name in ("exits_on_import", "os_exits_on_import"):
-        run = gate("--impl", name, "--vectors", cwd=elsewhere, command=installed)
+        run = gate("--impl", name, "--vectors", cwd=elsewhere, command=installed, env_extra=alone)
         assert run.returncode == 2 and verdict(run) == f"=== gate verdict for {name}: CANNOT RUN ===", run.stdout[-2000:]
