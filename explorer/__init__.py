@@ -71,7 +71,6 @@ def explore(
     depth: int,
     *,
     profile: Profile | None = None,
-    check_tables: TableCheck | None = None,
     time_limit: float | None = None,
     progress: Callable[[Level], None] | None = None,
     tree_depth: int | None = None,
@@ -81,7 +80,7 @@ def explore(
     stop at the first failure, once the same calls fail on a fresh cache too. `profile`: None for the default.
     `also_renamed` (an exact-ids profile): every table also checked up to a renaming (`table_checks`)."""
     report_level = None if progress is None else (lambda _g, level: progress(level))
-    (result,) = interleave(port, [g], depth, tree_depth, profile_or_default(profile), check_tables, time_limit, report_level, also_renamed)
+    (result,) = interleave(port, [g], depth, tree_depth, profile_or_default(profile), time_limit, report_level, also_renamed)
     return result
 
 
@@ -91,7 +90,6 @@ def run(
     geometries: Iterable[Geometry] = EVERY_GEOMETRY,
     *,
     profile: Profile | None = None,
-    check_tables: TableCheck | None = None,
     time_limit: float | None = None,
     progress: Callable[[Geometry, Level], None] | None = None,
     tree_depth: int | None = None,
@@ -103,7 +101,7 @@ def run(
     try:
         caps = port.capabilities if not isinstance(port, ModulePort) else module_parts(port.module)
         chosen = [g for g in geometries if g.needs <= caps]
-        return interleave(port, chosen, depth, tree_depth, profile_or_default(profile), check_tables, time_limit, progress, also_renamed)
+        return interleave(port, chosen, depth, tree_depth, profile_or_default(profile), time_limit, progress, also_renamed)
     finally:
         port.stop()
 

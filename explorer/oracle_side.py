@@ -17,7 +17,7 @@ from .observation import CLOSED
 
 # A table by its block_table arguments: `s` (group 0's), or `(s, layer)` (another group's, in a hybrid model).
 Tables = Mapping[Any, Sequence[int]]
-# check_tables(want, got, carry, released) -> (what differs or None, the carry for the next step).
+# check(want, got, carry, released) -> (what differs or None, the carry for the next step).
 # want: the oracle's tables of the live sequences, got: the port's; carry: what the checker keeps
 # along one path (None at the root); released: the oracle's block ids whose lifetime ended in this call.
 TableCheck = Callable[[Tables, Tables, Any, Sequence[int]], tuple["str | None", Any]]
@@ -91,17 +91,17 @@ def tables_up_to_renaming(want: Tables, got: Tables, carry: Any, released: Seque
     return None, names
 
 
-def table_checks(profile: Profile, num_blocks: int, check: TableCheck | None = None, also_renamed: bool = False) -> list[tuple[TableCheck, str]]:
+def table_checks(profile: Profile, num_blocks: int, also_renamed: bool = False) -> list[tuple[TableCheck, str]]:
     """The checks a walk makes of the tables at every observation, in turn, each with its own carry along a
-    path and what to tell a port author when it fails (`oracle.profile.hint`): `check` if given, else the
-    profile's (id for id under allocation=lowest-free, else up to a renaming).
+    path and what to tell a port author when it fails (`oracle.profile.hint`): the profile's (id for id under
+    allocation=lowest-free, else up to a renaming).
 
     `also_renamed` (an exact-ids profile only): allocation=any's check first, its carry threaded along each
     path as a walk under allocation=any threads it, then the profile's. Tables equal id for id are equal up
     to a renaming (the identity), so the first that fails says how far off the port is: wrong under
     allocation=any too, or only its ids are not the lowest free ones."""
     renamed = functools.partial(tables_up_to_renaming, num_blocks=num_blocks)
-    own = check or (exact_tables if profile.exact_ids else renamed)
+    own = exact_tables if profile.exact_ids else renamed
     if not also_renamed:
         return [(own, hint(profile))]
     if not profile.exact_ids:

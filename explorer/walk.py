@@ -39,7 +39,7 @@ from oracle.profile import Profile
 from wire.record import Recorder
 
 from .observation import Answer, Item, Observation, Port, group_reads, reads
-from .oracle_side import TableCheck, error_kind, live_of, model_tables, new_model, profile_or_default, table_checks
+from .oracle_side import error_kind, live_of, model_tables, new_model, profile_or_default, table_checks
 from .ports import ModulePort, UnfaithfulCopy
 
 IN_FLIGHT = 8  # nodes whose requests are sent before the oldest one's answers are read
@@ -135,10 +135,10 @@ class _Checker:
     """What the model says of one call, and whether a port's answer and observation agree with it; the
     expected observations are kept by state key."""
 
-    def __init__(self, port: Port, g: Geometry, profile: Profile, check: TableCheck | None, also_renamed: bool = False) -> None:
+    def __init__(self, port: Port, g: Geometry, profile: Profile, also_renamed: bool = False) -> None:
         self.port, self.g, self.profile = port, g, profile
         self.canonical = not profile.exact_ids
-        self.checks = table_checks(profile, g.num_blocks, check, also_renamed)
+        self.checks = table_checks(profile, g.num_blocks, also_renamed)
         self.model_oob = OutOfBlocks
         self.expected: dict[Any, Any] = {}
 
@@ -191,13 +191,13 @@ class _Checker:
 
 
 def check_path(
-    port: Port, g: Geometry, path: Sequence[Action], profile: Profile | str | None = None, check_tables: TableCheck | None = None, also_renamed: bool = False,
+    port: Port, g: Geometry, path: Sequence[Action], profile: Profile | str | None = None, also_renamed: bool = False,
 ) -> tuple[int, str] | None:
     """Make the calls of `path` on one fresh cache, checking every step: (how many calls, what differs
     after the last of them) at the first difference, or None."""
     profile = profile_or_default(profile)
     port = port.bound(g)
-    checker = _Checker(port, g, profile, check_tables, also_renamed)
+    checker = _Checker(port, g, profile, also_renamed)
     model = new_model(g, profile)
     cache = port.new(g)
     carry = None
@@ -212,12 +212,12 @@ def check_path(
 
 
 def walk(
-    port: Port, g: Geometry, depth: int, tree: int, profile: Profile, check_tables: TableCheck | None,
+    port: Port, g: Geometry, depth: int, tree: int, profile: Profile,
     time_limit: float | None, progress: Callable[[Level], None] | None, also_renamed: bool = False,
 ) -> Generator[Level, None, Result]:
     """One geometry's walk, one depth at a time: yields each depth's Level, returns the Result."""
     port = port.bound(g)
-    checker = _Checker(port, g, profile, check_tables, also_renamed)
+    checker = _Checker(port, g, profile, also_renamed)
     canonical = checker.canonical
     start = time.monotonic()
     result = Result(g, depth, tree, canonical, also_renamed)
@@ -352,7 +352,7 @@ def few_collections() -> Iterator[None]:
 
 
 def interleave(
-    port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Profile, check_tables: TableCheck | None,
+    port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Profile,
     time_limit: float | None, progress: Callable[[Geometry, Level], None] | None, also_renamed: bool = False,
 ) -> list[Result]:
     """Every geometry's walk, one depth at a time in turn (depth 1 of each, then depth 2, ...), so that the
@@ -362,14 +362,14 @@ def interleave(
     while True:
         try:
             with few_collections():
-                results = _interleave(port, geometries, depth, tree_depth, profile, check_tables, time_limit, progress, also_renamed)
+                results = _interleave(port, geometries, depth, tree_depth, profile, time_limit, progress, also_renamed)
         except UnfaithfulCopy as exc:
             if not isinstance(port, ModulePort):  # only a module's copies are made by a copier
                 raise
             port.stop_copying(f"{exc}; every state was replayed from the root instead")
             continue
         failed = next((r.failure for r in results if r.failure is not None), None)
-        if failed is None or confirmed(port, failed, profile, check_tables, also_renamed):
+        if failed is None or confirmed(port, failed, profile, also_renamed):
             break
     for r in results:
         r.note = port.note
@@ -379,10 +379,10 @@ def interleave(
     return results
 
 
-def confirmed(port: Port, failure: Failure, profile: Profile, check_tables: TableCheck | None, also_renamed: bool) -> bool:
+def confirmed(port: Port, failure: Failure, profile: Profile, also_renamed: bool) -> bool:
     """Whether the failure happens on a fresh cache too. When it does not and it was found on a module's
     copies, they were not faithful (one the sampled check missed): copying stops, and the walk starts again."""
-    if check_path(port, failure.geometry, failure.path, profile, check_tables, also_renamed) is not None:
+    if check_path(port, failure.geometry, failure.path, profile, also_renamed) is not None:
         return True
     if isinstance(port, ModulePort) and port.can_copy:
         port.stop_copying(f"a failure seen on copies of {port.name}'s cache did not happen on a fresh cache: "
@@ -393,7 +393,7 @@ def confirmed(port: Port, failure: Failure, profile: Profile, check_tables: Tabl
 
 
 def _interleave(
-    port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Profile, check_tables: TableCheck | None,
+    port: Port, geometries: Sequence[Geometry], depth: int, tree_depth: int | None, profile: Profile,
     time_limit: float | None, progress: Callable[[Geometry, Level], None] | None, also_renamed: bool,
 ) -> list[Result]:
     def reporter(g: Geometry) -> Callable[[Level], None] | None:
@@ -402,7 +402,7 @@ def _interleave(
         report = progress
         return lambda level: report(g, level)
 
-    walks = {g: walk(port, g, g.depth(depth), g.tree(depth, tree_depth), profile, check_tables, time_limit, reporter(g), also_renamed) for g in geometries}
+    walks = {g: walk(port, g, g.depth(depth), g.tree(depth, tree_depth), profile, time_limit, reporter(g), also_renamed) for g in geometries}
     results: dict[Geometry, Result] = {}
     levels: dict[Geometry, list[Level]] = {g: [] for g in geometries}  # the depths each walk has done
     own: dict[Geometry, float] = {g: 0.0 for g in geometries}  # the seconds each walk took, apart from the others
