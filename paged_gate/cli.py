@@ -98,7 +98,7 @@ def worker(o: Options, prog: str, channel: Channel) -> int:
         config = config.given(parse_profile(o.profile)) if o.profile is not None else config.following(declared(target.profile))
     except ProfileError as exc:
         return cannot_run(o, f"profile: {exc}")
-    if o.also_renamed and not config.profile.exact_ids:  # the profile a port declares, or PAGED_PROFILE's (--profile's is refused at parse)
+    if o.also_renamed and not config.profile.exact_ids:  # the profile under test, wherever it came from
         return cannot_run(o, f"--also-renamed: the profile under test, {config.profile} ({config.profile_source}), compares tables up to a "
                              "renaming already; --also-renamed adds that check to a walk under allocation=lowest-free")
     print(f"profile: {config.profile.describe()} ({config.profile_source})")

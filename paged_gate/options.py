@@ -9,8 +9,6 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracle.profile import ProfileError
-from oracle.profile import parse as parse_profile
 from wire.target import driver
 from wire.target import parse as parse_impl
 
@@ -97,23 +95,12 @@ def parse(argv: list[str], prog: str = "paged-gate", usage: str = "") -> Options
         p.error(f"--require: {', '.join(unknown)} is no capability; the capabilities are {', '.join(OPTIONAL)}")
     if a.also_renamed and not a.exhaustive:
         p.error("--also-renamed is an option of --exhaustive: it adds a check to the explorer's walk")
-    if a.also_renamed and a.profile is not None and not exact_ids(a.profile):
-        p.error(f"--also-renamed with --profile {a.profile}: that profile compares tables up to a renaming already; "
-                "--also-renamed adds that check to a walk under allocation=lowest-free")
     return Options(
         impl=anchored(a.impl), xfails=absolute(a.xfails), replay=absolute(a.replay), vectors=a.vectors, transcript_out=absolute(a.transcript_out),
         all_failures=a.all_failures, mutmut=a.mutmut, profile=a.profile, exhaustive=a.exhaustive, depth=a.depth,
         junit_xml=absolute(a.junit_xml), coverage=a.coverage, partial_ok=a.partial_ok, timeout=a.timeout, extra=extra, require=require,
         also_renamed=a.also_renamed, channel=a.channel, prog=a.prog,
     )
-
-
-def exact_ids(profile: str) -> bool:
-    """Whether --profile's text compares block ids exactly; text that does not parse is the worker's to refuse."""
-    try:
-        return parse_profile(profile).exact_ids
-    except ProfileError:
-        return True
 
 
 def absolute(path: str | None) -> str | None:
