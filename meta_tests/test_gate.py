@@ -4,7 +4,8 @@ verdict's counts and what it certifies, its JUnit XML, and its FAIL path on the 
 fails on the broken cache and passes on ours; the whole gate ends at the first failing vector; an
 implementation that exits, crashes or hangs never gets exit 0. These run the gate as a command, on a
 small selection of the suite, in seconds. One test (marked slow: a venv with the package installed,
-not editable) gates a driver started through that venv's `bin/python` from another folder.
+not editable) gates, from another folder, the installed `paged`, its `paged-driver` and a driver started
+through that venv's `bin/python`.
 
 Marked `gate`: mutmut's selection leaves these out (the gate's subprocesses import the unmutated
 paged, so they cannot see a mutant and only cost time there). They test our tooling, not the
@@ -54,6 +55,11 @@ def gate(
     # under allocation=any): a profile the outer run was given must not reach the gate under test.
     env.pop("PAGED_PROFILE", None)
     return subprocess.run([*(command or [sys.executable, "-m", "paged_gate"]), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+# For a failure no call sequence shows (past the wire, a skip): the gate's explorer search for one would only spend
+# its whole budget (PAGED_EXPLORE_SECONDS).
+NO_SEARCH = {"PAGED_EXPLORE_SECONDS": "0"}
 
 
 def verdict(run: subprocess.CompletedProcess[str]) -> str:

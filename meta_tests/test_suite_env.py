@@ -24,7 +24,7 @@ from testkit.outcomes import read
 from wire.target import Target, parse as parse_impl
 from paged_gate.conformance import Outcomes
 from paged_gate.verdict import Scope, Step, certified, word
-from meta_tests.test_gate import gate, verdict
+from meta_tests.test_gate import NO_SEARCH, gate, verdict
 from meta_tests.test_verdict import port
 
 pytestmark = pytest.mark.gate
@@ -32,9 +32,6 @@ if harness.impl_name() != "paged":  # one skip for the module, as test_gate does
     pytest.skip("the gate's own tests: run with --impl=paged", allow_module_level=True)
 
 WITH_TEST = "tests/test_errors.py::test_with_closes_on_exit_even_on_error"
-# The failure is past the wire (stats() on a closed cache): no call sequence shows it, so the gate's explorer search
-# for one (PAGED_EXPLORE_SECONDS) would only spend its whole budget.
-NO_SEARCH = {"PAGED_EXPLORE_SECONDS": "0"}
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
@@ -42,7 +39,7 @@ def test_a_port_that_narrows_the_suite_on_import_fails(workers: str, tmp_path: P
     """In the gate's process (-n 0) and again in pytest's, before xdist starts its workers (-n 2): the
     variable the port wrote is not obeyed, the test it deselected runs and fails, and the verdict names it."""
     run = gate("--impl", port("narrows_its_suite", tmp_path), "--", "tests/test_errors.py", "-n", workers, cwd=tmp_path,
-               env_extra=NO_SEARCH)
+               env_extra=NO_SEARCH)  # stats() on a closed cache: past the wire
     out = run.stdout + run.stderr
     assert run.returncode == 1 and verdict(run).endswith(": FAIL ==="), out[-3000:]
     assert f"FAILED {WITH_TEST}" in run.stdout, out[-3000:]

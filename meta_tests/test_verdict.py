@@ -28,7 +28,7 @@ import pytest
 from tests import harness
 from wire.target import Target, parse as parse_impl
 from paged_gate.verdict import Scope, Step, certified
-from meta_tests.test_gate import gate, verdict
+from meta_tests.test_gate import NO_SEARCH, gate, verdict
 
 pytestmark = pytest.mark.gate
 if harness.impl_name() != "paged":  # one skip for the module, as test_gate does
@@ -60,9 +60,8 @@ def test_an_expected_failure_no_entry_lists_fails(tmp_path: Path) -> None:
 
 
 def test_a_skip_the_suite_does_not_make_fails(tmp_path: Path) -> None:
-    # A skip is no call sequence: the explorer's search for one would spend its whole budget (PAGED_EXPLORE_SECONDS).
     run = gate("--impl", port("skips_nan", tmp_path), "--", "tests/test_data.py", "-k", "round", "-n", "0", cwd=tmp_path,
-               env_extra={"PAGED_EXPLORE_SECONDS": "0"})
+               env_extra=NO_SEARCH)  # a skip: no call sequence shows it
     failed_with(run, "skip reason='NaN input is not supported by this port', but should be one of the suite's own",
                 "a skip raised by the implementation (unittest.SkipTest, pytest.skip) is a failure")
 
