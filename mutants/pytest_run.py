@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import guard
+from .fork_server import ForkServers
 
 GUARD = "_mutant_guard"
 JUNIT = "junit.xml"
+OUTPUT = "pytest-output.txt"  # a run's stdout and stderr, when a fork server starts it
 PYTEST_EXITS = {2: "interrupted / collection error", 3: "internal error", 4: "usage error", 5: "no tests collected"}
 
 
@@ -85,12 +87,14 @@ def run_pytest(
     env: Mapping[str, str] | None = None,
     timeout: float | None,
     write_bytecode: bool = False,
+    servers: ForkServers | None = None,
 ) -> PytestRun:
     """Run `pytest -x` on the tests with the guard written into root, under the `mutation` Hypothesis profile
     (or the one `env` names). A mutant's run never writes bytecode; a clean run may (`write_bytecode`), so that
-    the mutants' copies of its folder start with the unedited modules compiled and their tests rewritten."""
+    the mutants' copies of its folder start with the unedited modules compiled and their tests rewritten.
+    `servers`: the run is forked by one of them (mutants/fork_server.py), else it is a new interpreter."""
     # Removed first: stale ones (a copy holds the clean run's); were one a link, the write would not go through it.
-    for stale in (f"{GUARD}.py", f"{GUARD}.json", JUNIT, guard.REPORT.name, guard.FIRST_FAILURE.name):
+    for stale in (f"{GUARD}.py", f"{GUARD}.json", JUNIT, OUTPUT, guard.REPORT.name, guard.FIRST_FAILURE.name):
         (root / stale).unlink(missing_ok=True)
     shutil.copyfile(guard.__file__, root / f"{GUARD}.py")
     (root / f"{GUARD}.json").write_text(
@@ -109,11 +113,15 @@ def run_pytest(
     environment.update(env or {})
     environment.pop("PYTEST_ADDOPTS", None)
     environment.pop("CI", None)  # the profile is set explicitly; CI would only pick the ci profile
-    cmd = [
-        sys.executable, "-m", "pytest", "-x", "-p", "no:cacheprovider", "-n", str(workers), "-q", "--no-header",
+    args = [
+        "-x", "-p", "no:cacheprovider", "-n", str(workers), "-q", "--no-header",
         "-p", GUARD, f"--impl={expect.impl}", f"--junitxml={root / JUNIT}", *flags, *tests,
     ]
-    return PytestRun(root, run_with_timeout(cmd, cwd, environment, timeout))
+    if servers is None:
+        return PytestRun(root, run_with_timeout([sys.executable, "-m", "pytest", *args], cwd, environment, timeout))
+    start = time.monotonic()
+    code, out = servers.run(args, cwd, environment, root / OUTPUT, timeout)
+    return PytestRun(root, Ended(code, out, time.monotonic() - start))
 
 
 def verdict(run: PytestRun, timeout: float | None) -> tuple[str, str | None, str]:

@@ -56,6 +56,7 @@ from testkit.config import GIVEN, Config
 
 from . import Mutant, StaleMutant, all_mutants, apply_mutant
 from .mirror import mirror
+from .fork_server import ForkServers
 from .pytest_run import Guard, PytestRun, count_tests, run_pytest, run_with_timeout, tail, verdict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -132,6 +133,8 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     )
     parser.add_argument("--timeout", type=float, default=0.0, help=f"seconds per mutant run (default: {SUITE_TIMEOUT:.0f}; --exhaustive: 10x the clean walk, at least 60)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies and print where they are")
+    parser.add_argument("--fresh-processes", action="store_true",
+                        help="start each pytest run as a new interpreter, not forked by a fork server (mutants/fork_server.py)")
     args = parser.parse_args(own)
     if args.jobs < 1:
         parser.error("-j must be at least 1")
@@ -213,12 +216,14 @@ def snapshot(dest: Path) -> None:
 
 
 def suite_run(
-    root: Path, target: Target, pytest_args: list[str], timeout: float | None, workers: int = 0, clean: bool = False, only: tuple[str, ...] = ()
+    root: Path, target: Target, pytest_args: list[str], timeout: float | None, servers: ForkServers | None,
+    workers: int = 0, clean: bool = False, only: tuple[str, ...] = (),
 ) -> PytestRun:
     """The suite on the copy at root, run there with only the copy on PYTHONPATH; on the unmutated snapshot
     (`clean`) it writes the bytecode each mutant's copy of root starts with. `only`: just these node ids."""
     expect = replace(target.guard(root), only=only)
-    return run_pytest(root, expect, pytest_args, pythonpath=[root], cwd=root, workers=workers, env=target.settings(root), timeout=timeout, write_bytecode=clean)
+    return run_pytest(root, expect, pytest_args, pythonpath=[root], cwd=root, workers=workers, env=target.settings(root), timeout=timeout,
+                      write_bytecode=clean, servers=servers)
 
 
 def run_explorer(root: Path, target: Target, depth: int, timeout: float | None) -> tuple[int | None, str, dict[str, object], float]:
@@ -255,7 +260,10 @@ def explorer_verdict(code: int | None, out: str, payload: dict[str, object], roo
     return "error", None, f"explorer exit {code}\n{tail(out)}", 0
 
 
-def run_mutant(mutant: Mutant, base: Path, work: Path, target: Target, pytest_args: list[str], timeout: float, expected: bool, exhaustive: int | None = None) -> Result:
+def run_mutant(
+    mutant: Mutant, base: Path, work: Path, target: Target, pytest_args: list[str], timeout: float, expected: bool,
+    exhaustive: int | None, servers: ForkServers | None,
+) -> Result:
     start = time.monotonic()
     root = work / mutant.id
     target.copy(base, root, [edit.file for edit in mutant.edits])
@@ -274,17 +282,17 @@ def run_mutant(mutant: Mutant, base: Path, work: Path, target: Target, pytest_ar
     args = list(pytest_args)
     if expected:
         args += ["-k", " or ".join(mutant.caught_by)]
-    status, by, detail = verdict(suite_run(root, target, args, timeout), timeout)
+    status, by, detail = verdict(suite_run(root, target, args, timeout, servers), timeout)
     return Result(mutant.id, mutant.title, status, by, time.monotonic() - start, detail, vectors)
 
 
-def confirmed(base: Path, target: Target, pytest_args: list[str], results: list[Result], workers: int) -> bool:
+def confirmed(base: Path, target: Target, pytest_args: list[str], results: list[Result], workers: int, servers: ForkServers | None) -> bool:
     """The confirm run: the tests that killed a mutant, run on the unmutated snapshot under the same selection and
     settings (the guard keeps just them), must all pass. Prints what it ran; False (no score) when one fails."""
     killers = sorted({r.killed_by for r in results if r.status == "killed" and r.killed_by})
     if not killers:
         return True
-    run = suite_run(base, target, pytest_args, None, workers, only=tuple(killers))
+    run = suite_run(base, target, pytest_args, None, servers, workers, only=tuple(killers))
     status, by, detail = verdict(run, None)
     passed = count_tests(run, passed=True)
     if status != "survived" or passed != len(killers):
@@ -353,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     selection = " ".join(pytest_args) if pytest_args else "the conformance suite (tests/)"
     pytest_args = pytest_args or list(CONFORMANCE)
     work = Path(tempfile.mkdtemp(prefix="paged-mutants-"))
+    servers = None if args.fresh_processes or not ForkServers.usable() else ForkServers()
     try:
         base = work / "clean"
         snapshot(base)
@@ -370,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
             code, out, payload, clean_s = run_explorer(base, target, args.exhaustive, None)
             status, by, detail, _ = explorer_verdict(code, out, payload, base, target, None)
         else:
-            collected = suite_run(base, target, [*pytest_args, "--collect-only"], None, clean=True)
+            collected = suite_run(base, target, [*pytest_args, "--collect-only"], None, servers, clean=True)
             status, by, detail = verdict(collected, None)
             out, clean_s = collected.ended.out, collected.ended.seconds
         if status != "survived":
@@ -387,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
         results: list[Result] = []
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures: dict[Future[Result], Mutant] = {
-                pool.submit(run_mutant, m, base, work, target, pytest_args, timeout, args.expected, args.exhaustive): m for m in mutants
+                pool.submit(run_mutant, m, base, work, target, pytest_args, timeout, args.expected, args.exhaustive, servers): m for m in mutants
             }
             pending = set(futures)
             while pending:
@@ -402,9 +411,11 @@ def main(argv: list[str] | None = None) -> int:
                     what = f"by {r.killed_by}" if r.killed_by else (r.detail.splitlines()[0] if r.detail else "")
                     own = f"  [cargo test vectors: {r.vectors}]" if r.vectors else ""
                     print(f"[{len(results):2d}/{len(mutants)}] {r.id} {r.status:8s} {r.seconds:5.1f} s  {what}{own}", flush=True)
-        if args.exhaustive is None and not confirmed(base, target, pytest_args, results, workers):
+        if args.exhaustive is None and not confirmed(base, target, pytest_args, results, workers, servers):
             return 2
     finally:
+        if servers is not None:
+            servers.stop()
         if args.keep:
             print(f"mutants: copies kept in {work}")
         else:

@@ -3,11 +3,13 @@ on the unmutated snapshot, under the same selection; a test that fails there, or
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mutants import runner
+from mutants.fork_server import ForkServers
 from testkit.config import Config
 
 TESTS = """def test_passes():
@@ -28,6 +30,15 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module", params=["fresh processes", "fork server"])
+def servers(request: pytest.FixtureRequest) -> Iterator[ForkServers | None]:
+    if request.param == "fresh processes":
+        yield None
+    else:
+        with ForkServers() as started:
+            yield started
+
+
 def killed_by(*tests: str) -> list[runner.Result]:
     return [runner.Result(f"s{i}", "a mutant", "killed", f"tests/test_zz_confirm.py::{test}", 1.0) for i, test in enumerate(tests)]
 
@@ -41,9 +52,9 @@ def killed_by(*tests: str) -> list[runner.Result]:
     ],
 )
 def test_a_kill_stands_only_when_its_test_passes_on_the_unmutated_code(
-    base: Path, tests: tuple[str, ...], confirmed: bool, says: str, capsys: pytest.CaptureFixture[str]
+    base: Path, tests: tuple[str, ...], confirmed: bool, says: str, capsys: pytest.CaptureFixture[str], servers: ForkServers | None
 ) -> None:
     target = runner.Target("python", Config())
-    assert runner.confirmed(base, target, ["tests/test_zz_confirm.py"], killed_by(*tests), workers=0) is confirmed
+    assert runner.confirmed(base, target, ["tests/test_zz_confirm.py"], killed_by(*tests), workers=0, servers=servers) is confirmed
     out = capsys.readouterr()
     assert says in (out.out if confirmed else out.err), out

@@ -50,6 +50,7 @@ from pathlib import Path
 from mutants import Mutant, StaleMutant, apply_mutant, discover
 from mutants.engines.behaviour import first_difference
 from mutants.mirror import mirror
+from mutants.fork_server import ForkServers
 from mutants.pytest_run import Ended, Guard, PytestRun, run_pytest, run_with_timeout, tail, verdict
 from mutants.runner import Result, print_table
 
@@ -157,7 +158,9 @@ def module_names(files: list[str]) -> tuple[str, ...]:
     return tuple(f.removesuffix(".py").replace("/", ".").removesuffix(".__init__") for f in files)
 
 
-def gate(root: Path, engine: Engine, modules: tuple[str, ...], args: argparse.Namespace, tests: list[str], timeout: float | None) -> PytestRun:
+def gate(
+    root: Path, engine: Engine, modules: tuple[str, ...], args: argparse.Namespace, tests: list[str], timeout: float | None, servers: ForkServers | None
+) -> PytestRun:
     """The suite through the adapter, with the mirror at root first on PYTHONPATH; the guard imports
     the adapter and checks that `modules` (the edited ones) came from the mirror."""
     xfails = engine.xfails
@@ -169,7 +172,7 @@ def gate(root: Path, engine: Engine, modules: tuple[str, ...], args: argparse.Na
         # The gate's Hypothesis profile, not the mutant runners' `mutation`: NAME.xfails names the failure each
         # listed test gives under the gate's examples, and a listed property test fails on other examples with
         # another of the engine's known differences (a strict xfail then fails "another way").
-        env={"PAGED_ENGINE_ONLY": engine.name, "HYPOTHESIS_PROFILE": "gate"}, timeout=timeout,
+        env={"PAGED_ENGINE_ONLY": engine.name, "HYPOTHESIS_PROFILE": "gate"}, timeout=timeout, servers=servers,
     )
 
 
@@ -207,7 +210,9 @@ class EngineRun:
     futures: list[Future[Result]] = field(default_factory=list)
 
 
-def one(engine: Engine, m: Mutant, site: Path, work: Path, args: argparse.Namespace, tests: list[str], timeout: float) -> Result:
+def one(
+    engine: Engine, m: Mutant, site: Path, work: Path, args: argparse.Namespace, tests: list[str], timeout: float, servers: ForkServers | None
+) -> Result:
     """Plant one mutant in a fresh mirror and run the suite on it."""
     start = time.monotonic()
     root = work / m.id
@@ -221,7 +226,7 @@ def one(engine: Engine, m: Mutant, site: Path, work: Path, args: argparse.Namesp
         r = Result(m.id, m.title, "not run", None, time.monotonic() - start, "an expected survivor: planted, its suite not run")
         print(f"  {m.id} not run  {r.seconds:5.1f} s  an expected survivor: planted (its edit still applies), its whole-suite run skipped", flush=True)
         return r
-    status, by, detail = verdict(gate(root, engine, module_names(files), args, tests, timeout), timeout)
+    status, by, detail = verdict(gate(root, engine, module_names(files), args, tests, timeout, servers), timeout)
     r = Result(m.id, m.title, status, by, time.monotonic() - start, detail)
     print(f"  {m.id} {status:8s} {r.seconds:5.1f} s  {by or detail.splitlines()[0] if detail else by or ''}", flush=True)
     if not args.keep:
@@ -229,10 +234,10 @@ def one(engine: Engine, m: Mutant, site: Path, work: Path, args: argparse.Namesp
     return r
 
 
-def clean_run(engine: Engine, clean: Path, args: argparse.Namespace, tests: list[str], narrowed: bool) -> float | None:
+def clean_run(engine: Engine, clean: Path, args: argparse.Namespace, tests: list[str], narrowed: bool, servers: ForkServers | None) -> float | None:
     """The unmutated engine's run, printed: its seconds, or None when it fails (no score then)."""
     if tests and not narrowed:  # the tests narrowed by hand: the clean run is those tests on the mirror
-        run = gate(clean, engine, (), args, tests, None)
+        run = gate(clean, engine, (), args, tests, None, servers)
         status, by, detail = verdict(run, None)
         if status != "survived":
             print(tail(run.ended.out, 40), file=sys.stderr)
@@ -306,6 +311,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", metavar="PATH", help="write each engine's results as JSON; {engine} in PATH is its name")
     parser.add_argument("--timeout", type=float, default=0.0)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--fresh-processes", action="store_true",
+                        help="start each pytest run as a new interpreter, not forked by a fork server (mutants/fork_server.py)")
     parser.add_argument(
         "--plant-survivors-only", action="store_true",
         help="plant the expected survivors (notes starting SURVIVOR) to prove their edits still apply, but skip their "
@@ -332,6 +339,7 @@ def main(argv: list[str]) -> int:
     # The clean runs one after the other, here; each engine's mutants go to the pool as soon as its clean run
     # passes, and run while the next engine's clean run does: the cores never wait for one long survivor.
     pool = ThreadPoolExecutor(max_workers=args.jobs)
+    servers = None if args.fresh_processes or not ForkServers.usable() else ForkServers()
     try:
         for i, run in enumerate(runs):
             engine = run.engine
@@ -340,15 +348,17 @@ def main(argv: list[str]) -> int:
             site = site_root(engine)
             print(f"\nmutants --engine {engine.name}: {len(run.mutants)} mutants of {site / engine.package}, adapter {engine.adapter}", flush=True)
             mirror_engine(site, engine, work / f"clean-{engine.name}")
-            seconds = clean_run(engine, work / f"clean-{engine.name}", args, pytest_args or narrow, bool(narrow))
+            seconds = clean_run(engine, work / f"clean-{engine.name}", args, pytest_args or narrow, bool(narrow), servers)
             if seconds is None:
                 run.code = 2
                 continue
             timeout = args.timeout or max(120.0, 10.0 * seconds)
-            run.futures = [pool.submit(one, engine, m, site, work, args, tests, timeout) for m in run.mutants]
+            run.futures = [pool.submit(one, engine, m, site, work, args, tests, timeout, servers) for m in run.mutants]
         results = [[f.result() for f in run.futures] for run in runs]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        if servers is not None:
+            servers.stop()
         if args.keep:
             print(f"mirrors kept in {work}")
         else:
