@@ -18,16 +18,16 @@ from mutants.fork_server import ForkServers
 
 pytestmark = pytest.mark.skipif(not ForkServers.usable(), reason="the fork server needs os.fork, os.pidfd_open and Python 3.11")
 
-# A test that writes down what its process sees, then passes or fails as PAGED_FORK_TEST says.
+# A test that writes down what its process sees, then passes or fails as FORK_TEST_OUTCOME says.
 SEES = """import json, os, sys
 
 def test_sees():
     ours = sorted(n for n in ("paged", "oracle", "wire", "explorer", "testkit", "mutants", "tests") if n in sys.modules)
-    seen = {"path": sys.path[:3], "cwd": os.getcwd(), "env": os.environ.get("PAGED_FORK_TEST"), "ours": ours,
+    seen = {"path": sys.path[:3], "cwd": os.getcwd(), "env": os.environ.get("FORK_TEST_OUTCOME"), "ours": ours,
             "bytecode": not sys.dont_write_bytecode, "argv0": os.path.basename(sys.argv[0])}
-    with open(os.environ["PAGED_FORK_OUT"], "w") as out:
+    with open(os.environ["FORK_TEST_OUT"], "w") as out:
         json.dump(seen, out)
-    assert os.environ["PAGED_FORK_TEST"] == "pass"
+    assert os.environ["FORK_TEST_OUTCOME"] == "pass"
 """
 
 
@@ -46,7 +46,7 @@ def run_both(tmp_path: Path, servers: ForkServers, outcome: str, timeout: float 
     found = []
     for how in ("fresh", "forked"):
         seen = tmp_path / f"{how}.json"
-        env = dict(os.environ, PYTHONPATH=str(extra), PAGED_FORK_TEST=outcome, PAGED_FORK_OUT=str(seen), PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, PYTHONPATH=str(extra), FORK_TEST_OUTCOME=outcome, FORK_TEST_OUT=str(seen), PYTHONDONTWRITEBYTECODE="1")
         if how == "fresh":
             code: int | None = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=tmp_path, env=env, capture_output=True).returncode
         else:
