@@ -26,7 +26,7 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
@@ -83,18 +83,18 @@ def run(request: dict[str, Any]) -> int | None:
         ready, _, _ = select.select([ended], [], [], request["timeout"])
     finally:
         os.close(ended)
+    # Before the run is reaped, while its pid (and so its group's id) is still its own: past the timeout the run and
+    # its group are killed; at its end, what it started and left behind.
+    kill(os.killpg, pid)
     if not ready:
-        kill_group(pid)
-        os.waitpid(pid, 0)
-        return None
+        kill(os.kill, pid)  # were it stopped before it made its group
     _, status = os.waitpid(pid, 0)
-    kill_group(pid)  # what the run started and left behind
-    return os.waitstatus_to_exitcode(status)
+    return os.waitstatus_to_exitcode(status) if ready else None
 
 
-def kill_group(pid: int) -> None:
+def kill(how: Callable[[int, int], None], pid: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        how(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
 
