@@ -197,6 +197,15 @@ class ForkServers:
             server.stop()
 
 
+# A runner's option to start each run as a new interpreter instead (mutants/runner.py, mutants/engines/runner.py).
+FRESH_PROCESSES_HELP = "start each pytest run as a new interpreter, not forked by a fork server (mutants/fork_server.py)"
+
+
+def for_runner(fresh_processes: bool) -> ForkServers | None:
+    """A runner's fork servers; None (each run a new interpreter) under --fresh-processes or where they cannot run."""
+    return None if fresh_processes or not ForkServers.usable() else ForkServers()
+
+
 def read(output: Path) -> str:
     try:
         return output.read_text(encoding="utf-8", errors="replace")

@@ -56,7 +56,7 @@ from testkit.config import GIVEN, Config
 
 from . import Mutant, StaleMutant, all_mutants, apply_mutant
 from .mirror import mirror
-from .fork_server import ForkServers
+from .fork_server import FRESH_PROCESSES_HELP, ForkServers, for_runner
 from .pytest_run import Guard, PytestRun, count_tests, run_pytest, run_with_timeout, tail, verdict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -133,8 +133,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     )
     parser.add_argument("--timeout", type=float, default=0.0, help=f"seconds per mutant run (default: {SUITE_TIMEOUT:.0f}; --exhaustive: 10x the clean walk, at least 60)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary copies and print where they are")
-    parser.add_argument("--fresh-processes", action="store_true",
-                        help="start each pytest run as a new interpreter, not forked by a fork server (mutants/fork_server.py)")
+    parser.add_argument("--fresh-processes", action="store_true", help=FRESH_PROCESSES_HELP)
     args = parser.parse_args(own)
     if args.jobs < 1:
         parser.error("-j must be at least 1")
@@ -361,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     selection = " ".join(pytest_args) if pytest_args else "the conformance suite (tests/)"
     pytest_args = pytest_args or list(CONFORMANCE)
     work = Path(tempfile.mkdtemp(prefix="paged-mutants-"))
-    servers = None if args.fresh_processes or not ForkServers.usable() else ForkServers()
+    servers = for_runner(args.fresh_processes)
     try:
         base = work / "clean"
         snapshot(base)

@@ -60,7 +60,7 @@ def test_a_forked_run_sees_what_a_new_interpreter_sees(tmp_path: Path, servers: 
     fresh, forked = run_both(tmp_path, servers, outcome)
     assert fresh == forked, (fresh, forked)
     assert forked[0] == code
-    assert forked[1]["path"] == [str(tmp_path), str(tmp_path / "extra"), forked[1]["path"][2]]  # type: ignore[index]
+    assert forked[1]["path"][:2] == [str(tmp_path), str(tmp_path / "extra")]  # type: ignore[index]
     assert forked[1]["ours"] == [] and forked[1]["bytecode"] is False
 
 

@@ -50,7 +50,7 @@ from pathlib import Path
 from mutants import Mutant, StaleMutant, apply_mutant, discover
 from mutants.engines.behaviour import first_difference
 from mutants.mirror import mirror
-from mutants.fork_server import ForkServers
+from mutants.fork_server import FRESH_PROCESSES_HELP, ForkServers, for_runner
 from mutants.pytest_run import Ended, Guard, PytestRun, run_pytest, run_with_timeout, tail, verdict
 from mutants.runner import Result, print_table
 
@@ -311,8 +311,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", metavar="PATH", help="write each engine's results as JSON; {engine} in PATH is its name")
     parser.add_argument("--timeout", type=float, default=0.0)
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--fresh-processes", action="store_true",
-                        help="start each pytest run as a new interpreter, not forked by a fork server (mutants/fork_server.py)")
+    parser.add_argument("--fresh-processes", action="store_true", help=FRESH_PROCESSES_HELP)
     parser.add_argument(
         "--plant-survivors-only", action="store_true",
         help="plant the expected survivors (notes starting SURVIVOR) to prove their edits still apply, but skip their "
@@ -339,7 +338,7 @@ def main(argv: list[str]) -> int:
     # The clean runs one after the other, here; each engine's mutants go to the pool as soon as its clean run
     # passes, and run while the next engine's clean run does: the cores never wait for one long survivor.
     pool = ThreadPoolExecutor(max_workers=args.jobs)
-    servers = None if args.fresh_processes or not ForkServers.usable() else ForkServers()
+    servers = for_runner(args.fresh_processes)
     try:
         for i, run in enumerate(runs):
             engine = run.engine
